@@ -1,0 +1,41 @@
+# agentplane — every target installs what it needs first.
+SHELL := /bin/bash
+# npm scripts and these recipes use the Node 24 that the `node` devDependency installs.
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+
+PORT ?= 8000
+HOST ?= 127.0.0.1
+
+.PHONY: install build dev test lint format bench clean
+
+node_modules/.package-lock.json: package.json package-lock.json */package.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.package-lock.json
+
+build: install
+	npm run build
+
+## Runs the agent server with the example graph on the embedded (in-memory) store.
+dev: build
+	node agent-server/dist/cli/main.js dev --config agent-server/example/langgraph.json --port $(PORT) --host $(HOST)
+
+## Runs every test; starts its own redis-server (or a testcontainers Redis) on a free port.
+test: install
+	@command -v redis-server >/dev/null || [ -n "$$REDIS_URI" ] || docker info >/dev/null 2>&1 || { \
+	  echo "make test needs Redis: install redis-server (apt-get install redis-server), run Docker, or set REDIS_URI" >&2; exit 1; }
+	npx vitest run
+
+lint: install
+	npx biome check .
+	npx tsc -p tsconfig.json
+
+format: install
+	npx biome check --write .
+
+bench: build
+	node bench/run.ts
+
+clean:
+	rm -rf node_modules */node_modules */dist

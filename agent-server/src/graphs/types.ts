@@ -1,0 +1,29 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { CompiledGraph } from "@langchain/langgraph";
+import type { JsonObject } from "../storage/types.ts";
+
+/** JSON Schemas of a graph (draft-07 style), as `GET /assistants/{id}/schemas` returns them. */
+export interface GraphSchemas {
+  graph_id: string;
+  input_schema: JsonObject | null;
+  output_schema: JsonObject | null;
+  state_schema: JsonObject | null;
+  config_schema: JsonObject | null;
+  context_schema: JsonObject | null;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: graphs of any state shape are served
+export type AnyCompiledGraph = CompiledGraph<any, any, any, any, any, any>;
+
+/** The graphs named in `langgraph.json`, loaded once and wired to the server's persistence. */
+export interface GraphRegistry {
+  ids(): string[];
+  has(graphId: string): boolean;
+  description(graphId: string): string | undefined;
+  /**
+   * The compiled graph with the server's checkpointer and store attached. Factories
+   * (`(config) => graph`) are called with `config` each time.
+   */
+  get(graphId: string, config?: RunnableConfig): Promise<AnyCompiledGraph>;
+  schemas(graphId: string): Promise<GraphSchemas>;
+}

@@ -1,0 +1,170 @@
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
+
+/**
+ * Records as they are stored and returned by the API. Timestamps are ISO-8601 strings;
+ * ids are uuids. Field names follow the LangGraph Agent Server API (snake_case).
+ */
+export type JsonObject = Record<string, unknown>;
+
+export type SortOrder = "asc" | "desc";
+
+export interface Page<T> {
+  items: T[];
+  /** Number of records matching the filter, ignoring limit/offset. */
+  total: number;
+}
+
+// ---------------------------------------------------------------- assistants
+
+export interface Assistant {
+  assistant_id: string;
+  graph_id: string;
+  config: JsonObject;
+  context: JsonObject;
+  metadata: JsonObject;
+  version: number;
+  name: string;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type AssistantVersion = Omit<Assistant, "updated_at" | "version"> & { version: number };
+
+export interface AssistantCreate {
+  assistant_id?: string;
+  graph_id: string;
+  config?: JsonObject;
+  context?: JsonObject;
+  metadata?: JsonObject;
+  name?: string;
+  description?: string | null;
+  /** `raise` (default): 409 when the id exists; `do_nothing`: return the existing one. */
+  if_exists?: "raise" | "do_nothing";
+}
+
+export interface AssistantPatch {
+  graph_id?: string;
+  /** Replaces the config. */
+  config?: JsonObject;
+  /** Replaces the context. */
+  context?: JsonObject;
+  /** Merged (shallow) into the metadata. */
+  metadata?: JsonObject;
+  name?: string;
+  description?: string | null;
+}
+
+export interface AssistantFilter {
+  metadata?: JsonObject;
+  graph_id?: string;
+  /** Case-insensitive substring of the name. */
+  name?: string;
+}
+
+export interface AssistantSearch extends AssistantFilter {
+  limit: number;
+  offset: number;
+  sort_by: "assistant_id" | "graph_id" | "name" | "created_at" | "updated_at";
+  sort_order: SortOrder;
+}
+
+export interface AssistantStore {
+  create(input: AssistantCreate): Promise<Assistant>;
+  get(assistantId: string): Promise<Assistant | undefined>;
+  /** Writes version max+1 and makes it current; undefined when the assistant does not exist. */
+  patch(assistantId: string, patch: AssistantPatch): Promise<Assistant | undefined>;
+  delete(assistantId: string): Promise<boolean>;
+  search(query: AssistantSearch): Promise<Page<Assistant>>;
+  count(filter: AssistantFilter): Promise<number>;
+  /** Newest first. */
+  versions(
+    assistantId: string,
+    query: { metadata?: JsonObject; limit: number; offset: number },
+  ): Promise<AssistantVersion[]>;
+  /** Makes an existing version current; undefined when the assistant or the version is unknown. */
+  setLatest(assistantId: string, version: number): Promise<Assistant | undefined>;
+}
+
+// ---------------------------------------------------------------- threads
+
+export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
+
+export interface Interrupt {
+  id?: string;
+  value: unknown;
+}
+
+export interface Thread {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  state_updated_at: string;
+  metadata: JsonObject;
+  status: ThreadStatus;
+  config: JsonObject;
+  values: JsonObject | null;
+  interrupts: Record<string, Interrupt[]>;
+}
+
+export interface ThreadCreate {
+  thread_id?: string;
+  metadata?: JsonObject;
+  if_exists?: "raise" | "do_nothing";
+}
+
+export interface ThreadFilter {
+  ids?: string[];
+  /** Containment: every key must be present with an equal value (objects recursively). */
+  metadata?: JsonObject;
+  values?: JsonObject;
+  status?: ThreadStatus;
+}
+
+export interface ThreadSearch extends ThreadFilter {
+  limit: number;
+  offset: number;
+  sort_by: "thread_id" | "status" | "created_at" | "updated_at" | "state_updated_at";
+  sort_order: SortOrder;
+}
+
+/** Fields the server itself maintains as runs progress (status, values, …). */
+export interface ThreadUpdate {
+  metadata?: JsonObject;
+  status?: ThreadStatus;
+  values?: JsonObject | null;
+  interrupts?: Record<string, Interrupt[]>;
+  config?: JsonObject;
+  /** Set when values/interrupts change. */
+  state_updated?: boolean;
+}
+
+export interface ThreadStore {
+  create(input: ThreadCreate): Promise<Thread>;
+  get(threadId: string): Promise<Thread | undefined>;
+  /** Merges metadata (shallow) and applies server-maintained fields; undefined when unknown. */
+  update(threadId: string, update: ThreadUpdate): Promise<Thread | undefined>;
+  delete(threadId: string): Promise<boolean>;
+  search(query: ThreadSearch): Promise<Page<Thread>>;
+  count(filter: ThreadFilter): Promise<number>;
+}
+
+// ---------------------------------------------------------------- bundle
+
+/** A checkpointer that can also copy and prune whole threads (all namespaces). */
+export interface ThreadCheckpointer extends BaseCheckpointSaver {
+  copyThread(sourceThreadId: string, targetThreadId: string): Promise<void>;
+  /** Removes every checkpoint of the thread except the latest of the root namespace. */
+  pruneThread(threadId: string): Promise<void>;
+}
+
+export interface Storage {
+  kind: "memory" | "redis";
+  assistants: AssistantStore;
+  threads: ThreadStore;
+  checkpointer: ThreadCheckpointer;
+  store: BaseStore;
+  /** Checks the backing store answers (for `/ok?check_db=1`). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,138 @@
+import { z } from "zod";
+import type { AnyRoute } from "./route.ts";
+
+/**
+ * Registry of named schemas (`components.schemas`). Register a schema once with
+ * `schema.register(apiSchemas, {id: "Thread"})`; every route that uses it then refers to it.
+ */
+export const apiSchemas = z.registry<{ id: string; description?: string }>();
+
+export interface SecurityScheme {
+  name: string;
+  scheme: Record<string, unknown>;
+}
+
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description?: string;
+  securitySchemes?: SecurityScheme[];
+}
+
+const componentRef = (id: string) => `#/components/schemas/${id}`;
+
+function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
+  const id = apiSchemas.get(schema)?.id;
+  if (id) return { $ref: componentRef(id) };
+  const generated = z.toJSONSchema(schema, { metadata: apiSchemas, io, unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >;
+  // Named sub-schemas live once in components.schemas rather than in per-operation $defs.
+  delete generated.$defs;
+  delete generated.$schema;
+  return JSON.parse(JSON.stringify(generated).replaceAll('"#/$defs/', '"#/components/schemas/'));
+}
+
+/** `/threads/:thread_id` → `/threads/{thread_id}` */
+const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+
+function parameters(route: AnyRoute): Record<string, unknown>[] {
+  const result: Record<string, unknown>[] = [];
+  for (const [location, schema] of [
+    ["path", route.params],
+    ["query", route.query],
+  ] as const) {
+    if (!schema) continue;
+    const object = jsonSchema(schema, "input");
+    const properties = (object.properties ?? {}) as Record<string, unknown>;
+    const required = new Set((object.required as string[] | undefined) ?? []);
+    for (const [name, property] of Object.entries(properties)) {
+      result.push({ name, in: location, required: location === "path" || required.has(name), schema: property });
+    }
+  }
+  return result;
+}
+
+const errorBody = {
+  type: "object",
+  properties: { detail: { type: "string" } },
+  required: ["detail"],
+};
+const validationErrorBody = {
+  type: "object",
+  properties: {
+    detail: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          loc: { type: "array", items: { anyOf: [{ type: "string" }, { type: "integer" }] } },
+          msg: { type: "string" },
+          type: { type: "string" },
+        },
+        required: ["loc", "msg", "type"],
+      },
+    },
+  },
+};
+
+function operation(route: AnyRoute, security: Record<string, string[]>[]): Record<string, unknown> {
+  const status = String(route.status ?? 200);
+  const responses: Record<string, unknown> = {
+    [status]:
+      route.response === null || status === "204"
+        ? { description: "Success" }
+        : {
+            description: "Success",
+            content: {
+              "application/json": { schema: route.response ? jsonSchema(route.response, "output") : {} },
+            },
+          },
+  };
+  for (const code of route.errors ?? []) {
+    responses[String(code)] = { description: "Error", content: { "application/json": { schema: errorBody } } };
+  }
+  if (route.params || route.query || route.body) {
+    responses["422"] = {
+      description: "Validation Error",
+      content: { "application/json": { schema: validationErrorBody } },
+    };
+  }
+  const op: Record<string, unknown> = {
+    operationId: route.operationId,
+    summary: route.summary,
+    tags: [route.tag],
+    parameters: parameters(route),
+    responses,
+  };
+  if (route.body) {
+    op.requestBody = {
+      required: true,
+      content: { "application/json": { schema: jsonSchema(route.body, "input") } },
+    };
+  }
+  if (!route.public && security.length > 0) op.security = security;
+  return op;
+}
+
+/** Builds an OpenAPI 3.1 document from the same routes (and zod schemas) that serve requests. */
+export function buildOpenApi(info: OpenApiInfo, routes: AnyRoute[]): Record<string, unknown> {
+  const security = (info.securitySchemes ?? []).map((s) => ({ [s.name]: [] }));
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const path = openApiPath(route.path);
+    paths[path] ??= {};
+    paths[path][route.method] = operation(route, security);
+  }
+  const { schemas } = z.toJSONSchema(apiSchemas, { uri: componentRef, unrepresentable: "any" });
+  return {
+    openapi: "3.1.0",
+    info: { title: info.title, version: info.version, description: info.description },
+    paths,
+    components: {
+      schemas,
+      securitySchemes: Object.fromEntries((info.securitySchemes ?? []).map((s) => [s.name, s.scheme])),
+    },
+  };
+}
