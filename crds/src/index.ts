@@ -1,0 +1,4 @@
+export * from "./constants.ts";
+export * from "./manifests.ts";
+export * from "./names.ts";
+export * from "./schemas.ts";
