@@ -1,0 +1,138 @@
+import { RedisScript } from "../storage/redis-script.ts";
+
+/**
+ * Redis layout of the checkpointer. A "scope" is one (thread, namespace) pair, written as
+ * `JSON.stringify([thread_id, checkpoint_ns])` so no id can collide with another. Per scope:
+ *
+ * | key | type | holds |
+ * |---|---|---|
+ * | `<p>cp:c:<scope>:<id>` | hash | `checkpoint` (serde bytes, without channel_values), `type`, `metadata`, `metadata_type`, `parent`, `blobs` (the blob fields this checkpoint reads, NUL-joined) |
+ * | `<p>cp:ids:<scope>` | zset, score 0 | checkpoint ids (uuid6: lexicographic = time order) |
+ * | `<p>cp:blobs:<scope>` | hash | `<channel>\n<version>` → frame `{type}` + serde bytes, one per channel version (shared by checkpoints) |
+ * | `<p>cp:w:<scope>:<id>` | hash | `<task_id>\0<idx>` → frame `{channel,type,task_path}` + serde bytes |
+ * | `<p>cp:wids:<scope>` | set | checkpoint ids that have writes (so deleting never needs a SCAN) |
+ *
+ * Per thread `<p>cp:ns:<thread_id>` (set of scopes) and globally `<p>cp:threads` (set of thread ids).
+ */
+export class CheckpointKeys {
+  readonly base: string;
+
+  constructor(prefix: string) {
+    this.base = `${prefix}cp:`;
+  }
+
+  threads(): string {
+    return `${this.base}threads`;
+  }
+
+  scopesOf(threadId: string): string {
+    return `${this.base}ns:${threadId}`;
+  }
+
+  checkpoint(scope: string, checkpointId: string): string {
+    return `${this.base}c:${scope}:${checkpointId}`;
+  }
+
+  checkpointPrefix(scope: string): string {
+    return `${this.base}c:${scope}:`;
+  }
+
+  ids(scope: string): string {
+    return `${this.base}ids:${scope}`;
+  }
+
+  blobs(scope: string): string {
+    return `${this.base}blobs:${scope}`;
+  }
+
+  writes(scope: string, checkpointId: string): string {
+    return `${this.base}w:${scope}:${checkpointId}`;
+  }
+
+  writesPrefix(scope: string): string {
+    return `${this.base}w:${scope}:`;
+  }
+
+  writeIds(scope: string): string {
+    return `${this.base}wids:${scope}`;
+  }
+}
+
+export function scopeOf(threadId: string, checkpointNs: string): string {
+  return JSON.stringify([threadId, checkpointNs]);
+}
+
+export function namespaceOfScope(scope: string): string {
+  return (JSON.parse(scope) as [string, string])[1];
+}
+
+export function blobField(channel: string, version: number | string): string {
+  return `${channel}\n${version}`;
+}
+
+export function channelOfBlobField(field: string): string {
+  return field.slice(0, field.lastIndexOf("\n"));
+}
+
+export function writeField(taskId: string, idx: number): string {
+  return `${taskId}\0${idx}`;
+}
+
+export function parseWriteField(field: string): { taskId: string; idx: number } {
+  const separator = field.lastIndexOf("\0");
+  return { taskId: field.slice(0, separator), idx: Number(field.slice(separator + 1)) };
+}
+
+/** A JSON header line followed by raw bytes: keeps serde output binary, no base64. */
+export function encodeFrame(header: object, payload: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), payload]);
+}
+
+export function decodeFrame<Header>(frame: Buffer): { header: Header; payload: Buffer } {
+  const newline = frame.indexOf(10);
+  return { header: JSON.parse(frame.subarray(0, newline).toString()) as Header, payload: frame.subarray(newline + 1) };
+}
+
+/**
+ * One round trip for a checkpoint tuple: resolves the latest id when none is given (the last
+ * member of the id zset, O(log n)), then reads the record, its writes and the blobs it names.
+ * KEYS: ids zset, blobs hash. ARGV: checkpoint id or "", record key prefix, writes key prefix.
+ * Returns false or {id, record fields, writes (flat hash), blob values}.
+ */
+export const loadTupleScript = new RedisScript(`
+local id = ARGV[1]
+if id == "" then
+  local latest = redis.call("ZRANGE", KEYS[1], -1, -1)
+  if #latest == 0 then return false end
+  id = latest[1]
+end
+local record = redis.call("HMGET", ARGV[2] .. id, "checkpoint", "type", "metadata", "metadata_type", "parent", "blobs")
+if not record[1] then return false end
+local blobValues = {}
+if record[6] and record[6] ~= "" then
+  local fields = {}
+  for field in string.gmatch(record[6], "[^%z]+") do fields[#fields + 1] = field end
+  blobValues = redis.call("HMGET", KEYS[2], unpack(fields))
+end
+return {id, record, redis.call("HGETALL", ARGV[3] .. id), blobValues}
+`);
+
+/**
+ * Deletes every key of a thread atomically, walking its scope set.
+ * KEYS: the thread's scope set, the thread set. ARGV: key base (`<p>cp:`), thread id.
+ */
+export const deleteThreadScript = new RedisScript(`
+local base = ARGV[1]
+for _, scope in ipairs(redis.call("SMEMBERS", KEYS[1])) do
+  for _, id in ipairs(redis.call("ZRANGE", base .. "ids:" .. scope, 0, -1)) do
+    redis.call("UNLINK", base .. "c:" .. scope .. ":" .. id)
+  end
+  for _, id in ipairs(redis.call("SMEMBERS", base .. "wids:" .. scope)) do
+    redis.call("UNLINK", base .. "w:" .. scope .. ":" .. id)
+  end
+  redis.call("UNLINK", base .. "ids:" .. scope, base .. "wids:" .. scope, base .. "blobs:" .. scope)
+end
+redis.call("UNLINK", KEYS[1])
+redis.call("SREM", KEYS[2], ARGV[2])
+return 1
+`);

@@ -1,0 +1,148 @@
+import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
+import { latestId, namespacesToKeep } from "./prune.ts";
+import type { RedisCheckpointer, WriteHeader } from "./redis.ts";
+import { decodeFrame, namespaceOfScope, parseWriteField, scopeOf } from "./redis-layout.ts";
+
+/** Members of a set or zset (index order), as strings. */
+export async function members(
+  redis: RedisCheckpointer["redis"],
+  key: string,
+  type: "set" | "zset" = "set",
+): Promise<string[]> {
+  const found = type === "set" ? await redis.sMembers(key) : await redis.zRange(key, 0, -1);
+  return found.map((member) => member.toString());
+}
+
+/** Replaces the target thread with an independent copy of the source (every namespace, pending writes). */
+export async function copyThread(
+  saver: RedisCheckpointer,
+  sourceThreadId: string,
+  targetThreadId: string,
+): Promise<void> {
+  if (sourceThreadId === targetThreadId) return;
+  await saver.deleteThread(targetThreadId);
+  const scopes = await members(saver.redis, saver.keys.scopesOf(sourceThreadId));
+  const plans = await Promise.all(
+    scopes.map(async (scope) => {
+      const [ids, writeIds] = await Promise.all([
+        members(saver.redis, saver.keys.ids(scope), "zset"),
+        members(saver.redis, saver.keys.writeIds(scope)),
+      ]);
+      const metadata = await Promise.all(
+        ids.map(async (id) => {
+          const [bytes, type] = await saver.redis.hmGet(saver.keys.checkpoint(scope, id), [
+            "metadata",
+            "metadata_type",
+          ]);
+          if (!bytes || !type) return undefined;
+          const decoded = (await saver.serde.loadsTyped(type.toString(), bytes)) as CheckpointMetadata;
+          if (!("thread_id" in decoded)) return undefined;
+          const [, rewritten] = await saver.serde.dumpsTyped({ ...decoded, thread_id: targetThreadId });
+          return [id, Buffer.from(rewritten)] as const;
+        }),
+      );
+      return { scope, target: scopeOf(targetThreadId, namespaceOfScope(scope)), ids, writeIds, metadata };
+    }),
+  );
+  const multi = saver.redis.multi();
+  for (const { scope, target, ids, writeIds, metadata } of plans) {
+    for (const id of ids) multi.copy(saver.keys.checkpoint(scope, id), saver.keys.checkpoint(target, id));
+    for (const id of writeIds) multi.copy(saver.keys.writes(scope, id), saver.keys.writes(target, id));
+    for (const rewritten of metadata) {
+      if (rewritten) multi.hSet(saver.keys.checkpoint(target, rewritten[0]), "metadata", rewritten[1]);
+    }
+    multi
+      .copy(saver.keys.ids(scope), saver.keys.ids(target))
+      .copy(saver.keys.writeIds(scope), saver.keys.writeIds(target))
+      .copy(saver.keys.blobs(scope), saver.keys.blobs(target))
+      .sAdd(saver.keys.scopesOf(targetThreadId), target);
+  }
+  if (plans.length > 0) multi.sAdd(saver.keys.threads(), targetThreadId);
+  await multi.exec();
+}
+
+/**
+ * Keeps the latest root checkpoint with its pending writes and the channel versions it reads,
+ * plus the latest checkpoint of subgraphs that root still has pending tasks for.
+ */
+export async function pruneThread(saver: RedisCheckpointer, threadId: string): Promise<void> {
+  const scopes = await members(saver.redis, saver.keys.scopesOf(threadId));
+  const rootScope = scopeOf(threadId, "");
+  const rootLatest = latestId(await members(saver.redis, saver.keys.ids(rootScope), "zset"));
+  const rootWrites = rootLatest ? await saver.redis.hKeys(saver.keys.writes(rootScope, rootLatest)) : [];
+  const pendingTaskIds = new Set(rootWrites.map((field) => parseWriteField(field.toString()).taskId));
+  const keep = namespacesToKeep(scopes.map(namespaceOfScope), pendingTaskIds);
+  const multi = saver.redis.multi();
+  for (const scope of scopes) {
+    const [ids, writeIds, blobFields] = await Promise.all([
+      members(saver.redis, saver.keys.ids(scope), "zset"),
+      members(saver.redis, saver.keys.writeIds(scope)),
+      saver.redis.hKeys(saver.keys.blobs(scope)),
+    ]);
+    const kept = keep.has(namespaceOfScope(scope)) ? latestId(ids) : undefined;
+    const keptBlobs = new Set<string>();
+    if (kept) {
+      const blobs = await saver.redis.hGet(saver.keys.checkpoint(scope, kept), "blobs");
+      for (const field of blobs?.toString().split("\0") ?? []) keptBlobs.add(field);
+    }
+    for (const id of ids)
+      if (id !== kept) multi.unlink(saver.keys.checkpoint(scope, id)).zRem(saver.keys.ids(scope), id);
+    for (const id of writeIds)
+      if (id !== kept) multi.unlink(saver.keys.writes(scope, id)).sRem(saver.keys.writeIds(scope), id);
+    const staleBlobs = blobFields.filter((field) => !keptBlobs.has(field.toString()));
+    if (staleBlobs.length > 0) multi.hDel(saver.keys.blobs(scope), staleBlobs);
+    if (!kept) multi.sRem(saver.keys.scopesOf(threadId), scope);
+  }
+  await multi.exec();
+}
+
+/**
+ * Deletes the checkpoints whose metadata names the run, their writes and the channel versions
+ * only they read, plus the writes the run left on the newest remaining checkpoint of each
+ * namespace (a resume value, input writes): the thread is as it was before the run.
+ */
+export async function deleteRun(saver: RedisCheckpointer, threadId: string, runId: string): Promise<void> {
+  const scopes = await members(saver.redis, saver.keys.scopesOf(threadId));
+  const multi = saver.redis.multi();
+  for (const scope of scopes) {
+    const ids = await members(saver.redis, saver.keys.ids(scope), "zset");
+    const records = await Promise.all(
+      ids.map((id) => saver.redis.hmGet(saver.keys.checkpoint(scope, id), ["metadata", "metadata_type", "blobs"])),
+    );
+    const kept: string[] = [];
+    const keptBlobs = new Set<string>();
+    for (const [index, [bytes, type, blobs]] of records.entries()) {
+      const id = ids[index] as string;
+      const metadata =
+        bytes && type ? ((await saver.serde.loadsTyped(type.toString(), bytes)) as { run_id?: unknown }) : {};
+      if (metadata.run_id === runId) {
+        multi
+          .unlink([saver.keys.checkpoint(scope, id), saver.keys.writes(scope, id)])
+          .zRem(saver.keys.ids(scope), id)
+          .sRem(saver.keys.writeIds(scope), id);
+        continue;
+      }
+      kept.push(id);
+      for (const field of blobs?.toString().split("\0") ?? []) if (field) keptBlobs.add(field);
+    }
+    if (kept.length === 0) {
+      multi
+        .unlink([saver.keys.ids(scope), saver.keys.writeIds(scope), saver.keys.blobs(scope)])
+        .sRem(saver.keys.scopesOf(threadId), scope);
+      continue;
+    }
+    const newest = latestId(kept) as string;
+    const writes = await saver.redis.hGetAll(saver.keys.writes(scope, newest));
+    const runWrites = Object.entries(writes)
+      .filter(([, frame]) => decodeFrame<WriteHeader>(frame as Buffer).header.run_id === runId)
+      .map(([field]) => field);
+    if (runWrites.length > 0) multi.hDel(saver.keys.writes(scope, newest), runWrites);
+    if (kept.length < ids.length) {
+      const stale = (await saver.redis.hKeys(saver.keys.blobs(scope)))
+        .map((field) => field.toString())
+        .filter((field) => !keptBlobs.has(field));
+      if (stale.length > 0) multi.hDel(saver.keys.blobs(scope), stale);
+    }
+  }
+  await multi.exec();
+}

@@ -1,0 +1,168 @@
+import { load } from "@langchain/core/load";
+import * as messageClasses from "@langchain/core/messages";
+import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = Record<string, unknown>;
+
+/** Set, Map, RegExp, Error and Uint8Array as `JsonPlusSerializer` writes them (`lc: 2` constructor records). */
+function reviveConstructorRecord(record: JsonObject): unknown {
+  const { id, method, args } = record;
+  if (!Array.isArray(id) || id.length !== 1 || !Array.isArray(args)) return undefined;
+  const noMethod = method === undefined || method === null;
+  const single = args.length === 1 && Array.isArray(args[0]) ? (args[0] as unknown[]) : undefined;
+  switch (id[0]) {
+    case "Set":
+      return noMethod && single ? new Set(single) : undefined;
+    case "Map":
+      return noMethod && single?.every((entry) => Array.isArray(entry) && entry.length === 2)
+        ? new Map(single as [unknown, unknown][])
+        : undefined;
+    case "RegExp":
+      if (!noMethod || args.length !== 2 || typeof args[0] !== "string" || typeof args[1] !== "string") return;
+      try {
+        return new RegExp(args[0], args[1]);
+      } catch {
+        return undefined;
+      }
+    case "Error":
+      return noMethod && args.length === 1 && typeof args[0] === "string" ? new Error(args[0]) : undefined;
+    case "Uint8Array":
+      return (noMethod || method === "from") &&
+        single?.every((item) => typeof item === "number" && Number.isInteger(item) && item >= 0 && item <= 255)
+        ? new Uint8Array(single as number[])
+        : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** What `JsonPlusSerializer`'s reviver makes of an object whose members are already revived. */
+function reviveRecord(record: JsonObject): unknown {
+  if (record.lc === 2) {
+    if (record.type === "undefined") return undefined;
+    if (record.type === "delta_snapshot" && Object.hasOwn(record, "value")) return new DeltaSnapshot(record.value);
+    if (record.type === "constructor") return reviveConstructorRecord(record) ?? record;
+  }
+  if (record.lc === 1 && record.type === "constructor" && Array.isArray(record.id)) {
+    return loadMessage(record) ?? load(JSON.stringify(record));
+  }
+  return record;
+}
+
+/** `load()`'s key mapping: a constructor's `lc_aliases` along its prototype chain, inverted. */
+const invertedAliases = new WeakMap<object, Record<string, string>>();
+function aliasesOf(builder: { prototype: unknown }): Record<string, string> {
+  let inverted = invertedAliases.get(builder);
+  if (!inverted) {
+    const aliases: Record<string, string> = {};
+    for (let current = builder; current?.prototype; current = Object.getPrototypeOf(current)) {
+      Object.assign(aliases, Reflect.get(current.prototype as object, "lc_aliases"));
+    }
+    inverted = {};
+    for (const [key, value] of Object.entries(aliases)) inverted[value] = key;
+    invertedAliases.set(builder, inverted);
+  }
+  return inverted;
+}
+
+/** `load()`'s `keyFromJson`: snake_case JSON keys become camelCase constructor fields. */
+function camelCase(key: string): string {
+  const trimmed = key.trim();
+  if (!/[-_\s]/.test(trimmed)) return trimmed;
+  return trimmed
+    .replace(/[-_\s]+/g, "_")
+    .toLowerCase()
+    .replace(/_+([a-z0-9])/g, (_, char: string) => char.toUpperCase());
+}
+
+/**
+ * A copy of `value` when it is data `load()` would copy as is: plain JSON with no LangChain
+ * record (`lc`) or escaped object anywhere, not deeper than its limit; otherwise undefined.
+ */
+function plainCopy(value: unknown, depth: number): { value: unknown } | undefined {
+  if (depth > 40) return undefined;
+  if (value === null || typeof value === "string" || typeof value === "boolean") return { value };
+  if (typeof value === "number") return Object.is(value, -0) ? undefined : { value };
+  if (Array.isArray(value)) {
+    const items: unknown[] = [];
+    for (const item of value) {
+      const copied = plainCopy(item, depth + 1);
+      if (!copied) return undefined;
+      items.push(copied.value);
+    }
+    return { value: items };
+  }
+  if (typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype) return undefined;
+  if ("lc" in value || "__lc_escaped__" in value) return undefined;
+  const copy: JsonObject = {};
+  for (const [key, item] of Object.entries(value)) {
+    const copied = plainCopy(item, depth + 1);
+    if (!copied) return undefined;
+    copy[key] = copied.value;
+  }
+  return { value: copy };
+}
+
+/**
+ * A LangChain message, built the way `load()` builds it, for the common case only (a
+ * `langchain_core.messages` class, plain kwargs); anything else is left to `load()` itself,
+ * whose per-value bookkeeping made it the main cost of reading a conversation's state.
+ */
+function loadMessage(record: JsonObject): unknown {
+  const { id, kwargs } = record;
+  if (!Array.isArray(id) || id.length !== 3 || id[0] !== "langchain_core" || id[1] !== "messages") return undefined;
+  if (!("kwargs" in record)) return undefined;
+  const name = id[2] as string;
+  const builder = (messageClasses as Record<string, unknown>)[name];
+  if (typeof builder !== "function" || !Object.hasOwn(messageClasses, name)) return undefined;
+  const fields = plainCopy(kwargs, 1)?.value;
+  if (fields === null || typeof fields !== "object" || Array.isArray(fields)) return undefined;
+  const aliases = aliasesOf(builder);
+  const mapped: JsonObject = {};
+  for (const key in fields) {
+    if (Object.hasOwn(fields, key)) mapped[aliases[key] || camelCase(key)] = (fields as JsonObject)[key];
+  }
+  const instance = new (builder as new (fields: JsonObject) => object)(mapped);
+  Object.defineProperty(instance.constructor, "name", { value: name });
+  return instance;
+}
+
+/**
+ * The reviver of `JsonPlusSerializer`, bottom-up like it, but synchronous unless a LangChain
+ * object has to go through `load()`: the stock one awaits every single value, which made
+ * deserialising checkpoints the main cost of state reads.
+ */
+function revive(value: Json): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    const items = value.map(revive);
+    return items.some((item) => item instanceof Promise) ? Promise.all(items) : items;
+  }
+  const record: JsonObject = {};
+  let pending: Promise<unknown>[] | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const revived = revive(item);
+    record[key] = revived;
+    if (revived instanceof Promise) {
+      pending ??= [];
+      pending.push(revived.then((resolved) => (record[key] = resolved)));
+    }
+  }
+  return pending ? Promise.all(pending).then(() => reviveRecord(record)) : reviveRecord(record);
+}
+
+/** `JsonPlusSerializer` with the same format and results, loading without a promise per value. */
+export class FastJsonPlusSerializer extends JsonPlusSerializer {
+  readonly #decoder = new TextDecoder();
+
+  override async loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {
+    // The stock one builds a TextDecoder per value; decoding is stateless, so one does.
+    if (type === "json" && typeof data !== "string") return this._loads(this.#decoder.decode(data));
+    return super.loadsTyped(type, data);
+  }
+
+  protected override async _loads(data: string): Promise<unknown> {
+    return revive(JSON.parse(data) as Json);
+  }
+}
