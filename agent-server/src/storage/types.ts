@@ -1,4 +1,5 @@
-import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { LongTermStore } from "../store/base.ts";
 
 /**
  * Records as they are stored and returned by the API. Timestamps are ISO-8601 strings;
@@ -156,6 +157,11 @@ export interface ThreadCheckpointer extends BaseCheckpointSaver {
   copyThread(sourceThreadId: string, targetThreadId: string): Promise<void>;
   /** Removes every checkpoint of the thread except the latest of the root namespace. */
   pruneThread(threadId: string): Promise<void>;
+  /**
+   * Removes what one run stored on the thread (checkpoints whose metadata has its `run_id`, in
+   * every namespace, and the pending writes it left), so the thread is as before the run.
+   */
+  deleteRun(threadId: string, runId: string): Promise<void>;
 }
 
 export interface Storage {
@@ -163,7 +169,8 @@ export interface Storage {
   assistants: AssistantStore;
   threads: ThreadStore;
   checkpointer: ThreadCheckpointer;
-  store: BaseStore;
+  /** Long-term memory with per-item TTLs (what graphs get as `config.store`). */
+  store: LongTermStore;
   /** Checks the backing store answers (for `/ok?check_db=1`). */
   ping(): Promise<void>;
   close(): Promise<void>;

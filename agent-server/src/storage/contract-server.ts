@@ -1,0 +1,59 @@
+import { createJsonApp, createLogger, errorHandler, listen, mountRoutes, notFoundHandler } from "@agentplane/common";
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+import { assistantRoutes } from "../assistants/routes.ts";
+import { loadConfig } from "../config.ts";
+import type { ServerContext } from "../context.ts";
+import { deriveGraphSchemas } from "../graphs/schemas.ts";
+import type { AnyCompiledGraph, GraphRegistry } from "../graphs/types.ts";
+import { threadRoutes } from "../threads/routes.ts";
+import type { Storage } from "./types.ts";
+
+const State = Annotation.Root({
+  topic: Annotation<string>,
+  reply: Annotation<string>,
+});
+
+/** One real graph, `agent`: `respond` echoes the topic. */
+export function echoGraphRegistry(storage: Storage): GraphRegistry {
+  const graph = new StateGraph(State)
+    .addNode("respond", (state) => ({ reply: `about ${state.topic}` }))
+    .addEdge(START, "respond")
+    .addEdge("respond", END)
+    .compile({ checkpointer: storage.checkpointer, store: storage.store }) as unknown as AnyCompiledGraph;
+  const has = (graphId: string) => graphId === "agent";
+  return {
+    ids: () => ["agent"],
+    has,
+    description: () => "echoes the topic",
+    get: async (graphId) => {
+      if (!has(graphId)) throw new Error(`Graph "${graphId}" not found`);
+      return graph;
+    },
+    schemas: async (graphId) => deriveGraphSchemas(graphId, graph),
+  };
+}
+
+export interface ApiServer {
+  url: string;
+  ctx: ServerContext;
+  close(): Promise<void>;
+}
+
+/** The assistant and thread routes over `storage`, on a free port. */
+export async function startApiServer(storage: Storage): Promise<ApiServer> {
+  const logger = createLogger("contract", "silent");
+  const ctx: ServerContext = { config: loadConfig(["dev"], {}), storage, graphs: echoGraphRegistry(storage), logger };
+  const app = createJsonApp();
+  mountRoutes(app, [...assistantRoutes(ctx), ...threadRoutes(ctx)]);
+  app.use(notFoundHandler);
+  app.use(errorHandler(logger));
+  const server = await listen(app, 0);
+  return {
+    url: server.url,
+    ctx,
+    close: async () => {
+      await server.close(100);
+      await storage.close();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import { MemoryAssistantStore } from "../assistants/memory-store.ts";
+import { MemoryCheckpointer } from "../checkpoint/memory.ts";
+import { MemoryStore } from "../store/memory.ts";
+import { MemoryThreadStore } from "../threads/memory-store.ts";
+import type { Storage } from "./types.ts";
+
+/** Everything in process memory: `agent-server dev` and tests. Lost on exit. */
+export function createMemoryStorage(): Storage {
+  const store = new MemoryStore();
+  return {
+    kind: "memory",
+    assistants: new MemoryAssistantStore(),
+    threads: new MemoryThreadStore(),
+    checkpointer: new MemoryCheckpointer(),
+    store,
+    ping: async () => {},
+    close: async () => store.stop(),
+  };
+}

@@ -1,0 +1,34 @@
+import type { Logger } from "@agentplane/common";
+import { RedisAssistantStore } from "../assistants/redis-store.ts";
+import { RedisCheckpointer } from "../checkpoint/redis.ts";
+import { RedisStore } from "../store/redis.ts";
+import { RedisThreadStore } from "../threads/redis-store.ts";
+import { connectRedis } from "./redis-client.ts";
+import type { Storage } from "./types.ts";
+
+export interface RedisStorageOptions {
+  url: string;
+  /** Prepended to every key, so several deployments can share one Redis. */
+  prefix: string;
+  logger?: Logger;
+}
+
+/** Every store on one Redis connection (node-redis pipelines concurrent commands on it). */
+export async function createRedisStorage({ url, prefix, logger }: RedisStorageOptions): Promise<Storage> {
+  const client = await connectRedis(url, logger);
+  const store = new RedisStore(client, { prefix });
+  return {
+    kind: "redis",
+    assistants: new RedisAssistantStore(client, prefix),
+    threads: new RedisThreadStore(client, prefix),
+    checkpointer: new RedisCheckpointer(client, { prefix }),
+    store,
+    ping: async () => {
+      await client.ping();
+    },
+    close: async () => {
+      store.stop();
+      if (client.isOpen) await client.close();
+    },
+  };
+}

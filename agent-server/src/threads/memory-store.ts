@@ -1,0 +1,60 @@
+import { conflict } from "@agentplane/common";
+import type {
+  Page,
+  Thread,
+  ThreadCreate,
+  ThreadFilter,
+  ThreadSearch,
+  ThreadStore,
+  ThreadUpdate,
+} from "../storage/types.ts";
+import { applyThreadUpdate, compareThreads, matchesThread, newThread } from "./records.ts";
+
+/** Threads in a Map, for `agent-server dev` and tests; records are copied in and out. */
+export class MemoryThreadStore implements ThreadStore {
+  private readonly threads = new Map<string, Thread>();
+
+  async create(input: ThreadCreate): Promise<Thread> {
+    const existing = input.thread_id ? this.threads.get(input.thread_id) : undefined;
+    if (existing) {
+      if (input.if_exists === "do_nothing") return structuredClone(existing);
+      throw conflict("Thread already exists");
+    }
+    const thread = newThread(input, new Date().toISOString());
+    this.threads.set(thread.thread_id, structuredClone(thread));
+    return thread;
+  }
+
+  async get(threadId: string): Promise<Thread | undefined> {
+    const thread = this.threads.get(threadId);
+    return thread && structuredClone(thread);
+  }
+
+  async update(threadId: string, update: ThreadUpdate): Promise<Thread | undefined> {
+    const thread = this.threads.get(threadId);
+    if (!thread) return undefined;
+    const next = applyThreadUpdate(thread, structuredClone(update), new Date().toISOString());
+    this.threads.set(threadId, next);
+    return structuredClone(next);
+  }
+
+  async delete(threadId: string): Promise<boolean> {
+    return this.threads.delete(threadId);
+  }
+
+  async search(query: ThreadSearch): Promise<Page<Thread>> {
+    const matching = this.matching(query).sort(compareThreads(query.sort_by, query.sort_order));
+    return {
+      items: matching.slice(query.offset, query.offset + query.limit).map((t) => structuredClone(t)),
+      total: matching.length,
+    };
+  }
+
+  async count(filter: ThreadFilter): Promise<number> {
+    return this.matching(filter).length;
+  }
+
+  private matching(filter: ThreadFilter): Thread[] {
+    return [...this.threads.values()].filter((thread) => matchesThread(thread, filter));
+  }
+}

@@ -1,0 +1,66 @@
+import { v7 as uuidv7 } from "uuid";
+import { jsonContains } from "../storage/json-match.ts";
+import type { Thread, ThreadCreate, ThreadFilter, ThreadSearch, ThreadStatus, ThreadUpdate } from "../storage/types.ts";
+
+/** Pure rules shared by every ThreadStore backend, so memory and Redis answer alike. */
+
+export function newThread(input: ThreadCreate, now: string): Thread {
+  return {
+    thread_id: input.thread_id ?? uuidv7(),
+    created_at: now,
+    updated_at: now,
+    state_updated_at: now,
+    metadata: input.metadata ?? {},
+    status: "idle",
+    config: {},
+    values: null,
+    interrupts: {},
+  };
+}
+
+export function applyThreadUpdate(thread: Thread, update: ThreadUpdate, now: string): Thread {
+  const next: Thread = { ...thread, updated_at: now };
+  if (update.metadata) next.metadata = { ...thread.metadata, ...update.metadata };
+  if (update.status) next.status = update.status;
+  if (update.values !== undefined) next.values = update.values;
+  if (update.interrupts) next.interrupts = update.interrupts;
+  if (update.config) next.config = update.config;
+  if (update.state_updated) next.state_updated_at = now;
+  return next;
+}
+
+export function matchesThread(thread: Thread, filter: ThreadFilter): boolean {
+  if (filter.ids && !filter.ids.includes(thread.thread_id)) return false;
+  if (filter.status && thread.status !== filter.status) return false;
+  if (filter.metadata && !jsonContains(thread.metadata, filter.metadata)) return false;
+  if (filter.values && Object.keys(filter.values).length > 0 && !jsonContains(thread.values, filter.values)) {
+    return false;
+  }
+  return true;
+}
+
+/** Alphabetical, so `sort_by: status` orders the same in every backend. */
+export const STATUS_ORDER: readonly ThreadStatus[] = ["busy", "error", "idle", "interrupted"];
+
+export type ThreadSortField = ThreadSearch["sort_by"];
+
+/** The numeric part of the sort key; ties (and `thread_id` sorting) fall back to the id. */
+export function threadSortScore(thread: Thread, sortBy: ThreadSortField): number {
+  switch (sortBy) {
+    case "thread_id":
+      return 0;
+    case "status":
+      return STATUS_ORDER.indexOf(thread.status);
+    default:
+      return Date.parse(thread[sortBy]);
+  }
+}
+
+export function compareThreads(sortBy: ThreadSortField, order: ThreadSearch["sort_order"]) {
+  const direction = order === "asc" ? 1 : -1;
+  return (a: Thread, b: Thread): number => {
+    const byScore = threadSortScore(a, sortBy) - threadSortScore(b, sortBy);
+    if (byScore !== 0) return byScore * direction;
+    return (a.thread_id < b.thread_id ? -1 : a.thread_id > b.thread_id ? 1 : 0) * direction;
+  };
+}

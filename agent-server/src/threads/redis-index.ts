@@ -1,0 +1,140 @@
+import { RedisScript } from "../storage/redis-script.ts";
+import type { Thread, ThreadStatus } from "../storage/types.ts";
+import { type ThreadSortField, threadSortScore } from "./records.ts";
+
+/**
+ * Where a thread lives in Redis and which index entries it owns. Pure: the store turns the
+ * difference between two records into one atomic script call. Every index is a sorted set whose
+ * ties are ordered by id, exactly like the in-memory comparator, so any index can drive a page:
+ *
+ * - `thread:<id>`                        JSON record
+ * - `threads:sort:<field>`               every thread, scored by `threadSortScore(field)`
+ * - `threads:status:<status>:<field>`    the threads in one status, likewise per sort field, so a
+ *                                        status filter pages in any order without intersecting
+ * - `threads:meta:["<key>",<value>]`     threads per top-level scalar metadata value, scored by
+ *                                        creation time (the default order)
+ */
+export const SORT_FIELDS: readonly ThreadSortField[] = [
+  "thread_id",
+  "status",
+  "created_at",
+  "updated_at",
+  "state_updated_at",
+];
+
+/** Longer scalars are still filterable, just not through an index. */
+const MAX_INDEXED_VALUE_LENGTH = 200;
+
+export interface ThreadKeys {
+  record(threadId: string): string;
+  sort(field: ThreadSortField): string;
+  status(status: ThreadStatus, field: ThreadSortField): string;
+  metadata(key: string, value: unknown): string;
+}
+
+export function threadKeys(prefix: string): ThreadKeys {
+  return {
+    record: (threadId) => `${prefix}thread:${threadId}`,
+    sort: (field) => `${prefix}threads:sort:${field}`,
+    status: (status, field) => `${prefix}threads:status:${status}:${field}`,
+    metadata: (key, value) => `${prefix}threads:meta:${JSON.stringify([key, value])}`,
+  };
+}
+
+export function isIndexedMetadataValue(value: unknown): boolean {
+  const scalar = value === null || ["string", "number", "boolean"].includes(typeof value);
+  return scalar && JSON.stringify(value).length <= MAX_INDEXED_VALUE_LENGTH;
+}
+
+/** Index key → the thread's score in it. */
+export function indexEntries(keys: ThreadKeys, thread: Thread): Map<string, number> {
+  const entries = new Map<string, number>();
+  for (const field of SORT_FIELDS) {
+    const score = threadSortScore(thread, field);
+    entries.set(keys.sort(field), score);
+    entries.set(keys.status(thread.status, field), score);
+  }
+  const created = threadSortScore(thread, "created_at");
+  for (const [key, value] of Object.entries(thread.metadata)) {
+    if (isIndexedMetadataValue(value)) entries.set(keys.metadata(key, value), created);
+  }
+  return entries;
+}
+
+export type IndexOp = { key: string; op: "zrem" } | { key: string; op: "zadd"; score: number };
+
+/** The index writes that move a thread from `before` to `after` (either may be absent). */
+export function indexOps(keys: ThreadKeys, before: Thread | undefined, after: Thread | undefined): IndexOp[] {
+  const old = before ? indexEntries(keys, before) : new Map<string, number>();
+  const next = after ? indexEntries(keys, after) : new Map<string, number>();
+  const ops: IndexOp[] = [];
+  for (const key of old.keys()) {
+    if (!next.has(key)) ops.push({ key, op: "zrem" });
+  }
+  for (const [key, score] of next) {
+    if (old.get(key) !== score) ops.push({ key, op: "zadd", score });
+  }
+  return ops;
+}
+
+/**
+ * Compare-and-set of the record plus its index writes, atomically. KEYS[1] is the record,
+ * KEYS[2..] the index keys; ARGV = expected old JSON ('' = absent), new JSON ('' = delete),
+ * thread id, then per index key its op and score.
+ */
+export const CAS_SCRIPT = new RedisScript(`
+local current = redis.call('GET', KEYS[1]) or ''
+if current ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
+local id = ARGV[3]
+for i = 2, #KEYS do
+  if ARGV[2 * i] == 'zadd' then redis.call('ZADD', KEYS[i], ARGV[2 * i + 1], id)
+  else redis.call('ZREM', KEYS[i], id) end
+end
+return 1
+`);
+
+export function casArguments(
+  keys: ThreadKeys,
+  threadId: string,
+  oldJson: string,
+  newJson: string,
+  ops: IndexOp[],
+): { keys: string[]; args: string[] } {
+  const args = [oldJson, newJson, threadId];
+  for (const op of ops) args.push(op.op, op.op === "zadd" ? String(op.score) : "");
+  return { keys: [keys.record(threadId), ...ops.map((op) => op.key)], args };
+}
+
+/**
+ * One page of a filtered sort order, found by walking the sorted set (KEYS[1]) in order and
+ * keeping ids that are in every other index (KEYS[2..]): cheap when matches are dense. ARGV: offset,
+ * limit, '1' for descending, most entries to walk. Returns the page, or false when it walked
+ * that many entries without filling the page (the caller then intersects instead).
+ */
+export const SCAN_PAGE_SCRIPT = new RedisScript(`
+local skip, want, rev, budget = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
+local page, pos, chunk = {}, 0, math.min(256, budget)
+local size = redis.call('ZCARD', KEYS[1])
+while pos < size do
+  if pos >= budget then return false end
+  local ids
+  if rev then ids = redis.call('ZRANGE', KEYS[1], pos, pos + chunk - 1, 'REV')
+  else ids = redis.call('ZRANGE', KEYS[1], pos, pos + chunk - 1) end
+  for _, id in ipairs(ids) do
+    local member = true
+    for k = 2, #KEYS do
+      if not redis.call('ZSCORE', KEYS[k], id) then member = false; break end
+    end
+    if member then
+      if skip > 0 then skip = skip - 1
+      else
+        page[#page + 1] = id
+        if #page >= want then return page end
+      end
+    end
+  end
+  pos = pos + chunk
+end
+return page
+`);

@@ -1,0 +1,196 @@
+import { randomUUID } from "node:crypto";
+import { conflict } from "@agentplane/common";
+import type { RedisClient } from "../storage/redis-client.ts";
+import type {
+  Page,
+  Thread,
+  ThreadCreate,
+  ThreadFilter,
+  ThreadSearch,
+  ThreadStore,
+  ThreadUpdate,
+} from "../storage/types.ts";
+import { applyThreadUpdate, compareThreads, matchesThread, newThread } from "./records.ts";
+import {
+  CAS_SCRIPT,
+  casArguments,
+  indexOps,
+  isIndexedMetadataValue,
+  SCAN_PAGE_SCRIPT,
+  type ThreadKeys,
+  threadKeys,
+} from "./redis-index.ts";
+
+/** How search pages through intersections of indexes (tests change it to reach every path). */
+export interface SearchTuning {
+  /** Intersections up to this size are computed whole… */
+  smallIntersection: number;
+  /** …others are found by walking an index in order when that takes at most this many steps. */
+  scanBudget: number;
+}
+
+const DEFAULT_TUNING: SearchTuning = { smallIntersection: 2000, scanBudget: 10_000 };
+const LOAD_CHUNK = 1000;
+const MAX_CAS_ATTEMPTS = 50;
+
+type Paging = Pick<ThreadSearch, "sort_by" | "sort_order" | "offset" | "limit">;
+
+/**
+ * Threads as JSON strings, with sorted sets as indexes so status, top-level scalar
+ * metadata and every sort order page through Redis without reading other threads. Each
+ * write is a compare-and-set script over the record and its index entries, so concurrent
+ * writers never leave an index pointing at a stale record.
+ */
+export class RedisThreadStore implements ThreadStore {
+  private readonly client: RedisClient;
+  private readonly prefix: string;
+  private readonly keys: ThreadKeys;
+  private readonly tuning: SearchTuning;
+
+  constructor(client: RedisClient, prefix: string, tuning: SearchTuning = DEFAULT_TUNING) {
+    this.client = client;
+    this.prefix = prefix;
+    this.keys = threadKeys(prefix);
+    this.tuning = tuning;
+  }
+
+  async create(input: ThreadCreate): Promise<Thread> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const thread = newThread(input, new Date().toISOString());
+      if (await this.write(thread.thread_id, "", undefined, thread)) return thread;
+      if (input.if_exists !== "do_nothing") throw conflict("Thread already exists");
+      const existing = await this.get(thread.thread_id);
+      if (existing) return existing;
+    }
+    throw new Error("thread create kept racing with deletes");
+  }
+
+  async get(threadId: string): Promise<Thread | undefined> {
+    const raw = await this.client.get(this.keys.record(threadId));
+    return raw === null ? undefined : (JSON.parse(raw) as Thread);
+  }
+
+  async update(threadId: string, update: ThreadUpdate): Promise<Thread | undefined> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const raw = await this.client.get(this.keys.record(threadId));
+      if (raw === null) return undefined;
+      const before = JSON.parse(raw) as Thread;
+      const after = applyThreadUpdate(before, update, new Date().toISOString());
+      if (await this.write(threadId, raw, before, after)) return after;
+    }
+    throw new Error(`thread ${threadId} is updated too concurrently`);
+  }
+
+  async delete(threadId: string): Promise<boolean> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const raw = await this.client.get(this.keys.record(threadId));
+      if (raw === null) return false;
+      if (await this.write(threadId, raw, JSON.parse(raw) as Thread, undefined)) return true;
+    }
+    throw new Error(`thread ${threadId} is updated too concurrently`);
+  }
+
+  async search(query: ThreadSearch): Promise<Page<Thread>> {
+    return this.find(query, query);
+  }
+
+  async count(filter: ThreadFilter): Promise<number> {
+    return (await this.find(filter)).total;
+  }
+
+  private async write(threadId: string, oldJson: string, before?: Thread, after?: Thread): Promise<boolean> {
+    const newJson = after ? JSON.stringify(after) : "";
+    const { keys, args } = casArguments(this.keys, threadId, oldJson, newJson, indexOps(this.keys, before, after));
+    return (await CAS_SCRIPT.run(this.client, keys, args)) === 1;
+  }
+
+  /** Index-only when every filter has an index; otherwise candidates are read and checked. */
+  private async find(filter: ThreadFilter, paging?: Paging): Promise<Page<Thread>> {
+    const sortBy = paging?.sort_by ?? "created_at";
+    const filters = filter.status ? [this.keys.status(filter.status, sortBy)] : [];
+    let residual = Boolean(filter.ids) || Object.keys(filter.values ?? {}).length > 0;
+    for (const [key, value] of Object.entries(filter.metadata ?? {})) {
+      if (isIndexedMetadataValue(value)) filters.push(this.keys.metadata(key, value));
+      else residual = true;
+    }
+    if (residual) return this.findByScan(filter, filters, paging);
+
+    // Indexes already in the requested order: the status one, and metadata ones (creation order).
+    const ordered = filters.filter((key, i) => (filter.status && i === 0) || sortBy === "created_at");
+    const drivers = ordered.length > 0 ? ordered : [this.keys.sort(sortBy)];
+    const sizes = await Promise.all(drivers.map((key) => this.client.zCard(key)));
+    const smallest = sizes.indexOf(Math.min(...sizes));
+    const driver = drivers[smallest] as string;
+    const size = sizes[smallest] as number;
+    const others = filters.filter((key) => key !== driver);
+    const total = others.length === 0 ? size : await this.client.zInterCard([driver, ...others]);
+    if (!paging || total === 0) return { items: [], total };
+    const ids =
+      others.length === 0
+        ? await this.client.zRange(driver, paging.offset, paging.offset + paging.limit - 1, {
+            REV: paging.sort_order === "desc" ? true : undefined,
+          })
+        : await this.pageIds(driver, others, total, size, paging);
+    return { items: await this.load(ids), total };
+  }
+
+  /**
+   * Picks the cheapest way to one page of an intersection: walking the driver's order costs
+   * about (offset+limit)/density steps per other index; a small intersection is cheaper to
+   * compute whole (ZINTER); ZINTERSTORE is the fallback for large, sparse ones.
+   */
+  private async pageIds(driver: string, others: string[], total: number, size: number, paging: Paging) {
+    const scanSteps = ((paging.offset + paging.limit) * size) / total;
+    const { scanBudget, smallIntersection } = this.tuning;
+    const small = total <= smallIntersection;
+    if (scanSteps <= scanBudget / 2 && (!small || scanSteps * others.length <= total * 4)) {
+      const page = await SCAN_PAGE_SCRIPT.run(
+        this.client,
+        [driver, ...others],
+        [String(paging.offset), String(paging.limit), paging.sort_order === "desc" ? "1" : "0", String(scanBudget)],
+      );
+      if (Array.isArray(page)) return page as string[];
+    }
+    const weighted = [{ key: driver, weight: 1 }, ...others.map((key) => ({ key, weight: 0 }))] as [
+      { key: string; weight: number },
+    ];
+    if (small) {
+      const ascending = await this.client.zInter(weighted);
+      const ordered = paging.sort_order === "desc" ? ascending.reverse() : ascending;
+      return ordered.slice(paging.offset, paging.offset + paging.limit);
+    }
+    const scratch = `${this.prefix}threads:scratch:${randomUUID()}`;
+    const [, ids] = await this.client
+      .multi()
+      .zInterStore(scratch, weighted)
+      .zRange(scratch, paging.offset, paging.offset + paging.limit - 1, {
+        REV: paging.sort_order === "desc" ? true : undefined,
+      })
+      .del(scratch)
+      .exec();
+    return ids as unknown as string[];
+  }
+
+  private async findByScan(filter: ThreadFilter, filters: string[], paging?: Paging): Promise<Page<Thread>> {
+    let ids: string[];
+    if (filter.ids) ids = [...new Set(filter.ids)];
+    else if (filters.length > 1) ids = await this.client.zInter(filters as [string, ...string[]]);
+    else ids = await this.client.zRange(filters[0] ?? this.keys.sort("created_at"), 0, -1);
+    const matching: Thread[] = [];
+    for (let start = 0; start < ids.length; start += LOAD_CHUNK) {
+      for (const thread of await this.load(ids.slice(start, start + LOAD_CHUNK))) {
+        if (matchesThread(thread, filter)) matching.push(thread);
+      }
+    }
+    if (!paging) return { items: [], total: matching.length };
+    matching.sort(compareThreads(paging.sort_by, paging.sort_order));
+    return { items: matching.slice(paging.offset, paging.offset + paging.limit), total: matching.length };
+  }
+
+  /** Records in the order of `ids`, skipping any deleted since the ids were read. */
+  private async load(ids: string[]): Promise<Thread[]> {
+    if (ids.length === 0) return [];
+    const raws = await this.client.mGet(ids.map((id) => this.keys.record(id)));
+    return raws.filter((raw): raw is string => raw !== null).map((raw) => JSON.parse(raw) as Thread);
+  }
+}
