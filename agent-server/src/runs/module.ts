@@ -1,0 +1,67 @@
+import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import type { ServerModule } from "../app.ts";
+import type { ServerContext } from "../context.ts";
+import { createRedisRunBackend, type RunBackend } from "./backend.ts";
+import { createMemoryRunBackend } from "./memory-backend.ts";
+import { runRoutes } from "./routes.ts";
+import { RunService } from "./service.ts";
+import { type RunSettings, runSettingsFromEnv } from "./settings.ts";
+import { RunWorkerPool, type WorkerPoolOptions } from "./worker.ts";
+
+export interface RunsModuleOptions {
+  settings?: RunSettings;
+  /** Callback handlers added to every run (tracing exporters; tests recording run trees). */
+  callbacks?: BaseCallbackHandler[];
+  /** Told how each execution in this process ended and how long it took (metrics). */
+  onRunExecuted?: WorkerPoolOptions["onExecuted"];
+}
+
+export interface RunsModule extends ServerModule {
+  /** Available once the module started. */
+  service(): RunService;
+}
+
+function openBackend(ctx: ServerContext): Promise<RunBackend> | RunBackend {
+  const { storage } = ctx.config;
+  if (storage.kind === "redis") {
+    return createRedisRunBackend({ url: storage.url, prefix: `${storage.prefix}runs:`, logger: ctx.logger });
+  }
+  return createMemoryRunBackend();
+}
+
+/**
+ * Runs: their routes, and this process's worker pool (N_WORKERS), started with the server and
+ * stopped on shutdown (running runs get the grace period, then go back to the queue).
+ */
+export function runsModule(options: RunsModuleOptions = {}): RunsModule {
+  const settings = options.settings ?? runSettingsFromEnv();
+  let started: { backend: RunBackend; pool: RunWorkerPool; service: RunService } | undefined;
+  const service = () => {
+    if (!started) throw new Error("the runs module has not started");
+    return started.service;
+  };
+  return {
+    name: "runs",
+    service,
+    async start(ctx) {
+      const backend = await openBackend(ctx);
+      const pool = new RunWorkerPool(ctx, backend, {
+        concurrency: ctx.config.nWorkers,
+        leaseMs: settings.leaseMs,
+        maxAttempts: settings.maxAttempts,
+        pollMs: settings.pollMs,
+        callbacks: options.callbacks,
+        onExecuted: options.onRunExecuted,
+      });
+      await pool.start();
+      started = { backend, pool, service: new RunService(ctx, backend) };
+    },
+    routes: () => runRoutes(service(), { heartbeatMs: settings.heartbeatMs }),
+    async stop(ctx) {
+      if (!started) return;
+      await started.pool.stop(ctx.config.shutdownGraceMs);
+      await started.backend.close();
+      started = undefined;
+    },
+  };
+}

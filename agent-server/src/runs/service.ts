@@ -1,0 +1,300 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { conflict, notFound } from "@agentplane/common";
+import { v7 as uuidv7 } from "uuid";
+import { resolveAssistantId } from "../assistants/resolve.ts";
+import type { ServerContext } from "../context.ts";
+import type { Assistant, JsonObject, Thread } from "../storage/types.ts";
+import { END_EVENT } from "../stream/event-log.ts";
+import type { RunBackend } from "./backend.ts";
+import type { CancelAction, Run, RunCreateStateful } from "./schemas.ts";
+import { type RunOutcome, settleCancelledPending } from "./settle.ts";
+
+export type RunCreate = RunCreateStateful & { on_completion?: "delete" | "keep" };
+
+/** Same wording as the thread routes. */
+export const threadNotFound = (threadId: string) => notFound(`Thread with ID ${threadId} not found`);
+
+const BUSY_MESSAGE =
+  "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.";
+
+/** Request headers forwarded into `configurable` (as LangGraph servers do), minus credentials. */
+const forwardedHeaders = (headers: IncomingHttpHeaders): JsonObject => {
+  const forwarded: JsonObject = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== "string") continue;
+    if (
+      name === "user-agent" ||
+      (name.startsWith("x-") && !["x-api-key", "x-tenant-id", "x-service-key"].includes(name))
+    ) {
+      forwarded[name] = value;
+    }
+  }
+  return forwarded;
+};
+
+/** Gone, or in a final status. */
+const isFinished = (run: Run | undefined) => !run || (run.status !== "pending" && run.status !== "running");
+
+const objectOr = (value: unknown): JsonObject => (value && typeof value === "object" ? (value as JsonObject) : {});
+
+/** Run record of a new run: the assistant's, the thread's and the request's settings merged (pure). */
+export function buildRun(
+  payload: RunCreate,
+  assistant: Assistant,
+  thread: Thread,
+  options: { runId: string; temporary: boolean; headers: IncomingHttpHeaders; now: string },
+): Run {
+  const checkpoint: JsonObject = {};
+  if (payload.checkpoint) Object.assign(checkpoint, payload.checkpoint);
+  if (payload.checkpoint_id) checkpoint.checkpoint_id = payload.checkpoint_id;
+  delete checkpoint.thread_id;
+  const configurable: JsonObject = {
+    ...objectOr(assistant.config.configurable),
+    ...objectOr(thread.config.configurable),
+    ...objectOr(payload.config?.configurable),
+    ...forwardedHeaders(options.headers),
+    ...checkpoint,
+    run_id: options.runId,
+    thread_id: thread.thread_id,
+    graph_id: assistant.graph_id,
+    assistant_id: assistant.assistant_id,
+  };
+  return {
+    run_id: options.runId,
+    thread_id: thread.thread_id,
+    assistant_id: assistant.assistant_id,
+    created_at: options.now,
+    updated_at: options.now,
+    status: "pending",
+    metadata: { ...assistant.metadata, ...thread.metadata, ...(payload.metadata ?? {}), thread_id: thread.thread_id },
+    multitask_strategy: payload.multitask_strategy ?? "enqueue",
+    kwargs: {
+      input: payload.input,
+      command: payload.command ?? null,
+      config: { ...assistant.config, ...(payload.config ?? {}), configurable },
+      context: { ...assistant.context, ...(payload.context ?? {}) },
+      stream_mode: payload.stream_mode ?? ["values"],
+      subgraphs: payload.stream_subgraphs ?? false,
+      resumable: payload.stream_resumable ?? false,
+      interrupt_before: payload.interrupt_before ?? null,
+      interrupt_after: payload.interrupt_after ?? null,
+      webhook: payload.webhook ?? null,
+      feedback_keys: payload.feedback_keys ?? null,
+      temporary: options.temporary,
+    },
+  };
+}
+
+/** Creating, finding, cancelling and awaiting runs; the queue and workers do the executing. */
+export class RunService {
+  readonly ctx: ServerContext;
+  readonly backend: RunBackend;
+
+  constructor(ctx: ServerContext, backend: RunBackend) {
+    this.ctx = ctx;
+    this.backend = backend;
+  }
+
+  async #assistant(idOrGraphId: string): Promise<Assistant> {
+    const assistant = await this.ctx.storage.assistants.get(resolveAssistantId(this.ctx, idOrGraphId));
+    if (!assistant) {
+      throw notFound(
+        `No assistant found for "${idOrGraphId}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
+      );
+    }
+    return assistant;
+  }
+
+  /**
+   * The run's thread: `existing`, a new one for `if_not_exists: create`, or a temporary one (named
+   * `temporaryId` when given, so that creating the same run again finds the same thread).
+   */
+  async #thread(
+    threadId: string | undefined,
+    existing: Thread | undefined,
+    payload: RunCreate,
+    assistant: Assistant,
+    temporaryId: string | undefined,
+  ) {
+    const { threads } = this.ctx.storage;
+    const metadata = {
+      ...(payload.metadata ?? {}),
+      graph_id: assistant.graph_id,
+      assistant_id: assistant.assistant_id,
+    };
+    if (threadId === undefined) {
+      return temporaryId === undefined
+        ? threads.create({ metadata })
+        : threads.create({ thread_id: temporaryId, metadata, if_exists: "do_nothing" });
+    }
+    if (existing) return existing;
+    if (payload.if_not_exists !== "create") throw threadNotFound(threadId);
+    return threads.create({ thread_id: threadId, metadata, if_exists: "do_nothing" });
+  }
+
+  /**
+   * Creates a run on `threadId` (or, without one, on a temporary thread) and queues it. With
+   * `runId` creating is idempotent: when a run with that id exists it is returned and nothing
+   * else happens (a temporary thread then has the run's id too).
+   */
+  async create(
+    threadId: string | undefined,
+    payload: RunCreate,
+    headers: IncomingHttpHeaders,
+    { runId }: { runId?: string } = {},
+  ): Promise<Run> {
+    const { store } = this.backend;
+    const created = runId === undefined ? undefined : await store.get(runId);
+    if (created) return created;
+    const strategy = payload.multitask_strategy ?? "enqueue";
+    const [assistant, existing, busy] = await Promise.all([
+      this.#assistant(payload.assistant_id),
+      threadId === undefined ? undefined : this.ctx.storage.threads.get(threadId),
+      threadId !== undefined && strategy === "reject"
+        ? store.inflight(threadId).then((runs) => runs.length > 0)
+        : false,
+    ]);
+    if (busy) throw conflict(BUSY_MESSAGE);
+    const thread = await this.#thread(threadId, existing, payload, assistant, runId);
+    const temporary = threadId === undefined && payload.on_completion !== "keep";
+    const run = buildRun(payload, assistant, thread, {
+      runId: runId ?? uuidv7(),
+      temporary,
+      headers,
+      now: new Date().toISOString(),
+    });
+    await this.ctx.storage.threads.update(thread.thread_id, {
+      status: "busy",
+      metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+      // What graph factories are rebuilt with for this thread (state reads, later runs).
+      config: {
+        configurable: {
+          ...objectOr(assistant.config.configurable),
+          ...objectOr(thread.config.configurable),
+          ...objectOr(payload.config?.configurable),
+        },
+      },
+    });
+    const previous = strategy === "interrupt" || strategy === "rollback" ? await store.inflight(thread.thread_id) : [];
+    const startAt = Date.now() + (payload.after_seconds ?? 0) * 1000;
+    const queued = await store.enqueue(run, { startAt, rejectIfBusy: strategy === "reject" });
+    if (queued === "busy") throw conflict(BUSY_MESSAGE);
+    if (queued === "exists") return this.#createdMeanwhile(run);
+    for (const earlier of previous) await this.cancel(earlier, strategy as CancelAction);
+    return run;
+  }
+
+  /**
+   * Another process created the same run id between the first check and the enqueue: its run
+   * stands, and the thread marked busy above is idle again unless that run is still at work.
+   */
+  async #createdMeanwhile(run: Run): Promise<Run> {
+    const { store } = this.backend;
+    if ((await store.inflight(run.thread_id)).length === 0) {
+      await this.ctx.storage.threads.update(run.thread_id, { status: "idle" });
+    }
+    return (await store.get(run.run_id)) ?? run;
+  }
+
+  /** The run, 404 when unknown or (with `threadId`) on another thread. */
+  async get(threadId: string | undefined, runId: string): Promise<Run> {
+    if (threadId !== undefined && !(await this.ctx.storage.threads.get(threadId))) {
+      throw threadNotFound(threadId);
+    }
+    const run = await this.backend.store.get(runId);
+    if (!run || (threadId !== undefined && run.thread_id !== threadId)) throw notFound("Run not found");
+    return run;
+  }
+
+  /** Stops a pending run at once, or signals the worker executing it (in whatever process). */
+  async cancel(run: Run, action: CancelAction): Promise<void> {
+    const outcome = await this.backend.store.cancel(run.run_id, action);
+    if (outcome !== "cancelled") return;
+    await settleCancelledPending(this.backend, run.run_id, action === "rollback");
+    const inflight = await this.backend.store.inflight(run.thread_id);
+    if (inflight.length === 0) await this.ctx.storage.threads.update(run.thread_id, { status: "idle" });
+  }
+
+  /** Deletes a run that is not running (409 if it is), with its events; a thread left without work is idle. */
+  async delete(run: Run): Promise<void> {
+    const deleted = await this.backend.store.delete(run.run_id);
+    if (deleted === "running") throw conflict("Run is running: cancel it first");
+    if (deleted === "missing") throw notFound("Run not found");
+    await this.backend.events.delete([run.run_id]);
+    if (run.status === "pending" && (await this.backend.store.inflight(run.thread_id)).length === 0) {
+      await this.ctx.storage.threads.update(run.thread_id, { status: "idle" });
+    }
+  }
+
+  /**
+   * Removes every run of a deleted thread: pending ones at once, running ones are stopped and
+   * rolled back (their worker deletes the record when it stops), finished ones with their events.
+   */
+  async deleteThreadRuns(threadId: string): Promise<void> {
+    const { store, events } = this.backend;
+    const page = 100;
+    for (;;) {
+      const runs = await store.list(threadId, { limit: page, offset: 0 });
+      const finished = runs.filter((run) => run.status !== "pending" && run.status !== "running");
+      for (const run of runs) if (!finished.includes(run)) await this.cancel(run, "rollback");
+      for (const run of finished) await store.delete(run.run_id);
+      await events.delete(finished.map((run) => run.run_id));
+      // Only a running run survives a pass (until its worker stops): stop once nothing else is left.
+      if (runs.length < page || runs.every((run) => run.status === "running")) return;
+    }
+  }
+
+  /**
+   * Resolves with the run's outcome once it ends. Calls `onIdle` after each `idleMs` of silence
+   * (for keep-alive bytes). Runs that ended without a log entry answer from their record.
+   */
+  async outcome(run: Run, signal: AbortSignal, idleMs: number, onIdle?: () => void): Promise<RunOutcome | undefined> {
+    const { events, store } = this.backend;
+    // Answers from the record when the run ended without a readable log (expired, never executed).
+    const fromRecord = async (current: Run | undefined): Promise<RunOutcome> => {
+      if (!current) return { status: "deleted", values: null };
+      const thread = await this.ctx.storage.threads.get(run.thread_id);
+      return { status: current.status, values: thread?.values ?? null };
+    };
+    let wake: (() => void) | undefined;
+    let ended = false;
+    const unwatch = await events.watch(run.run_id, (closing) => {
+      if (!closing) return;
+      ended = true;
+      wake?.();
+    });
+    try {
+      while (!signal.aborted) {
+        ended = false;
+        const last = await events.last(run.run_id);
+        if (last?.event === END_EVENT) return JSON.parse(last.data) as RunOutcome;
+        if (!last && isFinished(run)) return fromRecord(run);
+        if (ended) continue;
+        const woken = await new Promise<boolean>((resolve) => {
+          const done = (value: boolean) => {
+            clearTimeout(timer);
+            signal.removeEventListener("abort", onAbort);
+            resolve(value);
+          };
+          const onAbort = () => done(false);
+          const timer = setTimeout(() => done(false), idleMs);
+          signal.addEventListener("abort", onAbort, { once: true });
+          wake = () => done(true);
+        });
+        wake = undefined;
+        if (woken || signal.aborted) continue;
+        const current = await store.get(run.run_id);
+        if (isFinished(current)) return fromRecord(current);
+        onIdle?.();
+      }
+      return undefined;
+    } finally {
+      await unwatch();
+    }
+  }
+
+  /** True when the run can produce no more events (gone, or finished without closing its log). */
+  async isOver(runId: string): Promise<boolean> {
+    return isFinished(await this.backend.store.get(runId));
+  }
+}

@@ -1,0 +1,35 @@
+import { z } from "zod";
+import { integerSetting, parseSettings } from "../config.ts";
+
+/** Tuning of the run queue and streams, from the environment (defaults suit production). */
+export interface RunSettings {
+  /** A run whose worker stops renewing its lease for this long is taken over (RUN_LEASE_MS). */
+  leaseMs: number;
+  /** Executions of one run before it is failed (RUN_MAX_ATTEMPTS). */
+  maxAttempts: number;
+  /** Longest a worker sleeps between queue checks without a wake-up signal (RUN_POLL_MS). */
+  pollMs: number;
+  /** Silence on SSE streams and waits after which keep-alive bytes are sent (STREAM_HEARTBEAT_MS). */
+  heartbeatMs: number;
+}
+
+const RunSettingsSchema = z.object({
+  leaseMs: integerSetting("RUN_LEASE_MS", 100, 3_600_000),
+  maxAttempts: integerSetting("RUN_MAX_ATTEMPTS", 1, 100),
+  pollMs: integerSetting("RUN_POLL_MS", 10, 60_000),
+  heartbeatMs: integerSetting("STREAM_HEARTBEAT_MS", 100, 60_000),
+});
+
+/** Throws ConfigError (the CLI exits with code 2) for invalid values. */
+export function runSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSettings {
+  return parseSettings(
+    RunSettingsSchema,
+    {
+      leaseMs: env.RUN_LEASE_MS ?? 15_000,
+      maxAttempts: env.RUN_MAX_ATTEMPTS ?? 3,
+      pollMs: env.RUN_POLL_MS ?? 1000,
+      heartbeatMs: env.STREAM_HEARTBEAT_MS ?? 5000,
+    },
+    "run settings",
+  );
+}

@@ -1,0 +1,57 @@
+import { randomUUID } from "node:crypto";
+import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import { Client } from "@langchain/langgraph-sdk";
+import { startTestServer } from "../../graphs/testing/server.ts";
+import { type AgentServer, defaultModules } from "../../server.ts";
+import { threadsModule } from "../../threads/module.ts";
+import { type RunsModule, runsModule } from "../module.ts";
+import type { RunSettings } from "../settings.ts";
+
+export const runFixtureConfig = new URL("./langgraph.json", import.meta.url).pathname;
+
+/** Short timings so takeovers and heartbeats happen within a test's patience. */
+export const fastRunSettings: RunSettings = { leaseMs: 1500, maxAttempts: 3, pollMs: 200, heartbeatMs: 1000 };
+
+export interface RunTestServer {
+  server: AgentServer;
+  runs: RunsModule;
+  client: Client;
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * An in-process agent server serving the run fixture graphs: on Redis under a private prefix,
+ * or on in-memory storage (`agent-server dev`) without `redisUrl`.
+ */
+export async function startRunServer(
+  redisUrl: string | undefined,
+  options: {
+    prefix?: string;
+    workers?: number;
+    settings?: Partial<RunSettings>;
+    callbacks?: BaseCallbackHandler[];
+  } = {},
+): Promise<RunTestServer> {
+  // Crons and thread deletion reach runs through the default runs module, which this server replaces.
+  const runs = runsModule({ settings: { ...fastRunSettings, ...options.settings }, callbacks: options.callbacks });
+  const replaced = new Set(["runs", "crons", "threads"]);
+  const modules = [
+    ...defaultModules().filter((module) => !replaced.has(module.name)),
+    threadsModule({ onDelete: (threadId) => runs.service().deleteThreadRuns(threadId) }),
+    runs,
+  ];
+  const server = await startTestServer(runFixtureConfig, {
+    redisUrl,
+    prefix: options.prefix ?? `runs-${randomUUID().slice(0, 8)}:`,
+    env: { N_WORKERS: String(options.workers ?? 4), SHUTDOWN_GRACE_MS: "2000" },
+    modules,
+  });
+  return {
+    server,
+    runs,
+    url: server.url,
+    client: new Client({ apiUrl: server.url }),
+    close: () => server.close(),
+  };
+}

@@ -1,0 +1,93 @@
+import type { RedisClient } from "../storage/redis-client.ts";
+
+/** One event of a run's stream; `id` is its 0-based position (the SSE `id:`; `0` is `metadata`). */
+export interface LoggedEvent {
+  id: number;
+  event: string;
+  /** The event's data as single-line JSON text. */
+  data: string;
+}
+
+/** Name of the log entry that closes a run's stream; never sent to clients. */
+export const END_EVENT = "__end__";
+
+/**
+ * Every event a run produced, in order, readable from any process: the source of streams,
+ * joins, resumes (`Last-Event-ID`) and `…/wait` results.
+ */
+export interface RunEventLog {
+  /** Appends in order; with `expireSeconds` (the closing append) the log is kept that much longer. */
+  append(runId: string, events: { event: string; data: string }[], expireSeconds?: number): Promise<void>;
+  /** Up to `count` events with an id greater than `afterId` (`-1`: from the start). */
+  range(runId: string, afterId: number, count: number): Promise<LoggedEvent[]>;
+  /** The last event, to tell whether the stream has ended. */
+  last(runId: string): Promise<LoggedEvent | undefined>;
+  delete(runIds: string[]): Promise<void>;
+  /** Calls `listener` whenever events are appended to the run's log (in any process); `ended` with the closing entry. */
+  watch(runId: string, listener: (ended: boolean) => void): Promise<() => Promise<void>>;
+}
+
+/** Notification payloads: events were appended / the closing entry was appended. */
+const APPENDED = "1";
+const ENDED = "end";
+
+type StreamEntries = { id: string; message: Record<string, string> }[];
+
+const toLogged = (entries: StreamEntries): LoggedEvent[] =>
+  entries.map(({ id, message }) => ({
+    id: Number(id.slice(id.indexOf("-") + 1)) - 1,
+    event: message.event ?? "",
+    data: message.data ?? "null",
+  }));
+
+/**
+ * A Redis Stream per run (`ev:<run id>`) with entry ids `0-1`, `0-2`, … so the SSE id is the
+ * sequence number; appends publish on a channel of the same name for readers to wake up.
+ */
+export class RedisRunEventLog implements RunEventLog {
+  readonly #redis: RedisClient;
+  readonly #subscriber: RedisClient;
+  readonly #prefix: string;
+
+  /** `subscriber` is a dedicated connection in subscribe mode. */
+  constructor(redis: RedisClient, subscriber: RedisClient, prefix: string) {
+    this.#redis = redis;
+    this.#subscriber = subscriber;
+    this.#prefix = prefix;
+  }
+
+  #key(runId: string): string {
+    return `${this.#prefix}ev:${runId}`;
+  }
+
+  async append(runId: string, events: { event: string; data: string }[], expireSeconds?: number): Promise<void> {
+    if (events.length === 0) return;
+    const key = this.#key(runId);
+    const multi = this.#redis.multi();
+    for (const { event, data } of events) multi.xAdd(key, "0-*", { event, data });
+    if (expireSeconds !== undefined) multi.expire(key, expireSeconds);
+    multi.publish(key, events.some(({ event }) => event === END_EVENT) ? ENDED : APPENDED);
+    await multi.execAsPipeline();
+  }
+
+  async range(runId: string, afterId: number, count: number): Promise<LoggedEvent[]> {
+    const entries = await this.#redis.xRange(this.#key(runId), `(0-${afterId + 1}`, "+", { COUNT: count });
+    return toLogged(entries as StreamEntries);
+  }
+
+  async last(runId: string): Promise<LoggedEvent | undefined> {
+    const entries = await this.#redis.xRevRange(this.#key(runId), "+", "-", { COUNT: 1 });
+    return toLogged(entries as StreamEntries)[0];
+  }
+
+  async delete(runIds: string[]): Promise<void> {
+    if (runIds.length > 0) await this.#redis.del(runIds.map((runId) => this.#key(runId)));
+  }
+
+  async watch(runId: string, listener: (ended: boolean) => void): Promise<() => Promise<void>> {
+    const channel = this.#key(runId);
+    const onMessage = (message: string) => listener(message === ENDED);
+    await this.#subscriber.subscribe(channel, onMessage);
+    return () => this.#subscriber.unsubscribe(channel, onMessage);
+  }
+}

@@ -1,0 +1,63 @@
+import { END_EVENT, type LoggedEvent, type RunEventLog } from "./event-log.ts";
+
+export type StreamItem = LoggedEvent | { heartbeat: true };
+
+export interface ReadOptions {
+  /** Id of the last event the client already has (`-1`: everything). */
+  afterId: number;
+  signal: AbortSignal;
+  /** Silence after which a heartbeat is yielded. */
+  heartbeatMs: number;
+  /** Asked after each silence: true when the run can produce nothing more (deleted, or never executed). */
+  isOver: () => Promise<boolean>;
+}
+
+const PAGE = 500;
+
+/**
+ * The events of a run from `afterId` on, live: waits for appends (from any process) and ends
+ * after the `__end__` entry, which it yields too so callers can read the run's result.
+ */
+export async function* readRunEvents(
+  log: RunEventLog,
+  runId: string,
+  options: ReadOptions,
+): AsyncGenerator<StreamItem> {
+  const { signal, heartbeatMs } = options;
+  let appended = false;
+  let wakeUp: (() => void) | undefined;
+  const unwatch = await log.watch(runId, () => {
+    appended = true;
+    wakeUp?.();
+  });
+  try {
+    let after = options.afterId;
+    while (!signal.aborted) {
+      appended = false;
+      const events = await log.range(runId, after, PAGE);
+      for (const event of events) {
+        yield event;
+        if (event.event === END_EVENT) return;
+        after = event.id;
+      }
+      if (events.length === PAGE || appended) continue;
+      const woken = await new Promise<boolean>((resolve) => {
+        const done = (value: boolean) => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", onAbort);
+          wakeUp = undefined;
+          resolve(value);
+        };
+        const onAbort = () => done(false);
+        const timer = setTimeout(() => done(false), heartbeatMs);
+        signal.addEventListener("abort", onAbort, { once: true });
+        wakeUp = () => done(true);
+      });
+      if (woken || signal.aborted) continue;
+      if (await options.isOver()) return;
+      yield { heartbeat: true };
+    }
+  } finally {
+    await unwatch();
+  }
+}
