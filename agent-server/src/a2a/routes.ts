@@ -1,0 +1,134 @@
+import { type AnyRoute, defineRoute, notFound } from "@agentplane/common";
+import type { Request, Response } from "express";
+import { z } from "zod";
+import { resolveAssistantId } from "../assistants/resolve.ts";
+import type { ServerContext } from "../context.ts";
+import type { RunService } from "../runs/service.ts";
+import type { Assistant } from "../storage/types.ts";
+import { serverVersion } from "../system/versions.ts";
+import { A2AMethods } from "./methods.ts";
+import { EnvelopeSchema, failure, JSONRPC_ERRORS, JsonRpcError, type RequestId, success } from "./protocol.ts";
+
+const tag = "A2A";
+
+const requestId = (body: unknown): RequestId => {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === "string" || typeof id === "number" ? id : null;
+};
+
+/** Per-assistant options from `metadata.a2a`. */
+const A2AOptions = z
+  .object({ input_modes: z.array(z.string()).optional(), output_modes: z.array(z.string()).optional() })
+  .catch({});
+
+/** The A2A v0.3 agent card of an assistant (pure). */
+export function agentCard(assistant: Assistant, baseUrl: string, description: string | undefined) {
+  const options = A2AOptions.parse(assistant.metadata.a2a ?? {});
+  return {
+    protocolVersion: "0.3.0",
+    name: assistant.name,
+    description: assistant.description ?? description ?? `LangGraph assistant of graph ${assistant.graph_id}`,
+    url: `${baseUrl}/a2a/${assistant.assistant_id}`,
+    preferredTransport: "JSONRPC",
+    version: serverVersion(),
+    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+    defaultInputModes: options.input_modes ?? ["text/plain", "application/json"],
+    defaultOutputModes: options.output_modes ?? ["text/plain", "application/json"],
+    skills: [
+      {
+        id: assistant.graph_id,
+        name: assistant.name,
+        description: assistant.description ?? description ?? assistant.graph_id,
+        tags: [assistant.graph_id],
+      },
+    ],
+  };
+}
+
+/** `POST /a2a/{assistant_id}` (JSON-RPC 2.0) and the agent cards. */
+export function a2aRoutes(ctx: ServerContext, runs: () => RunService): AnyRoute[] {
+  const load = async (idOrGraphId: string) => ctx.storage.assistants.get(resolveAssistantId(ctx, idOrGraphId));
+  const baseUrl = (req: Request) => `${req.protocol}://${req.get("host")}`;
+
+  async function answer(assistant: Assistant, body: unknown, res: Response): Promise<unknown> {
+    const envelope = EnvelopeSchema.safeParse(body);
+    if (!envelope.success) {
+      res
+        .status(400)
+        .json(failure(requestId(body), JSONRPC_ERRORS.invalidRequest, "Invalid Request: not a JSON-RPC 2.0 request"));
+      return undefined;
+    }
+    const { id = null, method, params } = envelope.data;
+    const methods = new A2AMethods(ctx, runs(), assistant);
+    const aborted = new AbortController();
+    res.once("close", () => aborted.abort());
+    try {
+      switch (method) {
+        case "message/send":
+          return success(id, await methods.send(params, aborted.signal));
+        case "message/stream":
+          await methods.stream(id, params, res, aborted.signal);
+          return undefined;
+        case "tasks/get":
+          return success(id, await methods.get(params));
+        case "tasks/cancel":
+          return success(id, await methods.cancel(params));
+        default:
+          return failure(id, JSONRPC_ERRORS.methodNotFound, `Method not found: ${method}`);
+      }
+    } catch (error) {
+      if (error instanceof JsonRpcError) {
+        if (res.headersSent) {
+          res.end(`data: ${JSON.stringify(failure(id, error.code, error.message))}\n\n`);
+          return undefined;
+        }
+        return failure(id, error.code, error.message);
+      }
+      ctx.logger.error({ err: error, method }, "A2A request failed");
+      if (res.headersSent) {
+        res.end(`data: ${JSON.stringify(failure(id, JSONRPC_ERRORS.internal, "Internal error"))}\n\n`);
+        return undefined;
+      }
+      return failure(id, JSONRPC_ERRORS.internal, (error as Error).message);
+    }
+  }
+
+  return [
+    defineRoute({
+      method: "post",
+      path: "/a2a/:assistant_id",
+      operationId: "a2a_post",
+      tag,
+      summary: "A2A JSON-RPC 2.0: message/send, message/stream (SSE), tasks/get, tasks/cancel",
+      params: z.object({ assistant_id: z.string().min(1) }),
+      errors: [400, 404],
+      handler: async ({ params, body, res }) => {
+        const assistant = await load(params.assistant_id);
+        if (!assistant) {
+          const error = failure(
+            requestId(body),
+            JSONRPC_ERRORS.invalidParams,
+            `Assistant ${params.assistant_id} not found`,
+          );
+          res.status(404).json(error);
+          return undefined;
+        }
+        return answer(assistant, body, res);
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/.well-known/agent-card.json",
+      operationId: "a2a_agent_card",
+      tag,
+      summary: "A2A agent card of an assistant",
+      query: z.object({ assistant_id: z.string().min(1) }),
+      errors: [404],
+      handler: async ({ query, req }) => {
+        const assistant = await load(query.assistant_id);
+        if (!assistant) throw notFound(`Assistant ${query.assistant_id} not found`);
+        return agentCard(assistant, baseUrl(req), ctx.graphs.description(assistant.graph_id));
+      },
+    }),
+  ];
+}

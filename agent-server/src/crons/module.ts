@@ -1,0 +1,68 @@
+import type { ServerModule } from "../app.ts";
+import type { ServerContext } from "../context.ts";
+import type { RunService } from "../runs/service.ts";
+import { connectRedis, type RedisClient } from "../storage/redis-client.ts";
+import { MemoryCronStore } from "./memory-store.ts";
+import { RedisCronStore } from "./redis-store.ts";
+import { cronRoutes } from "./routes.ts";
+import { CronScheduler } from "./scheduler.ts";
+import { CronService } from "./service.ts";
+import { type CronSettings, cronSettingsFromEnv } from "./settings.ts";
+
+export interface CronsModuleOptions {
+  settings?: CronSettings;
+  /** Injectable scheduler clock (epoch ms) for tests. */
+  now?: () => number;
+  /** Told about scheduler failures (metrics count the Redis ones). */
+  onError?: (error: unknown) => void;
+  /** Told whether each claim of a due slot was won (metrics). */
+  onClaim?: (won: boolean) => void;
+}
+
+export interface CronsModule extends ServerModule {
+  /** Available once the module started. */
+  service(): CronService;
+  scheduler(): CronScheduler;
+}
+
+/**
+ * Crons: their routes and this process's scheduler (every replica runs one; slots are claimed
+ * atomically in Redis). `runs` gives the run service the crons start runs through.
+ */
+export function cronsModule(runs: () => RunService, options: CronsModuleOptions = {}): CronsModule {
+  const settings = options.settings ?? cronSettingsFromEnv();
+  let started: { service: CronService; scheduler: CronScheduler; redis?: RedisClient } | undefined;
+  const get = () => {
+    if (!started) throw new Error("the crons module has not started");
+    return started;
+  };
+  return {
+    name: "crons",
+    service: () => get().service,
+    scheduler: () => get().scheduler,
+    async start(ctx: ServerContext) {
+      const { storage } = ctx.config;
+      const redis = storage.kind === "redis" ? await connectRedis(storage.url, ctx.logger) : undefined;
+      const store =
+        redis && storage.kind === "redis" ? new RedisCronStore(redis, storage.prefix) : new MemoryCronStore();
+      const service = new CronService(ctx, store, runs, { allowSeconds: settings.allowSeconds });
+      const { crashAfter } = settings;
+      const scheduler = new CronScheduler(service, ctx.logger, {
+        ...settings,
+        now: options.now,
+        onError: options.onError,
+        onClaim: options.onClaim,
+        onStep: crashAfter && ((step) => step === crashAfter && process.kill(process.pid, "SIGKILL")),
+      });
+      scheduler.start();
+      started = { service, scheduler, redis };
+    },
+    routes: () => cronRoutes(() => get().service),
+    async stop() {
+      if (!started) return;
+      await started.scheduler.stop();
+      await started.redis?.close();
+      started = undefined;
+    },
+  };
+}

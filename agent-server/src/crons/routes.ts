@@ -1,0 +1,101 @@
+import { type AnyRoute, defineRoute } from "@agentplane/common";
+import { z } from "zod";
+import {
+  CronCountSchema,
+  CronCreateSchema,
+  CronParamsSchema,
+  CronPatchSchema,
+  CronSchema,
+  CronSearchSchema,
+  ThreadParamsSchema,
+} from "./schemas.ts";
+import type { CronService } from "./service.ts";
+import { matchesCronFilter, searchCrons } from "./store.ts";
+
+const tag = "Crons";
+
+/** `/runs/crons*` and `/threads/{id}/runs/crons`. */
+export function cronRoutes(service: () => CronService): AnyRoute[] {
+  return [
+    defineRoute({
+      method: "post",
+      path: "/runs/crons",
+      operationId: "create_cron",
+      tag,
+      summary: "Schedule a stateless run (a new thread per execution)",
+      body: CronCreateSchema,
+      response: CronSchema,
+      errors: [404],
+      handler: ({ body }) => service().create(undefined, body),
+    }),
+    defineRoute({
+      method: "post",
+      path: "/threads/:thread_id/runs/crons",
+      operationId: "create_thread_cron",
+      tag,
+      summary: "Schedule runs on a thread",
+      params: ThreadParamsSchema,
+      body: CronCreateSchema.omit({ on_run_completed: true }),
+      response: CronSchema,
+      errors: [404],
+      handler: ({ params, body }) => service().create(params.thread_id, body),
+    }),
+    defineRoute({
+      method: "post",
+      path: "/runs/crons/search",
+      operationId: "search_crons",
+      tag,
+      summary: "Search crons",
+      body: CronSearchSchema,
+      response: z.array(CronSchema.partial()),
+      handler: async ({ body }) => searchCrons(await service().store.all(), body),
+    }),
+    defineRoute({
+      method: "post",
+      path: "/runs/crons/count",
+      operationId: "count_crons",
+      tag,
+      summary: "Count crons",
+      body: CronCountSchema,
+      response: z.number().int(),
+      handler: async ({ body }) => (await service().store.all()).filter((cron) => matchesCronFilter(cron, body)).length,
+    }),
+    defineRoute({
+      method: "get",
+      path: "/runs/crons/:cron_id",
+      operationId: "get_cron",
+      tag,
+      summary: "Get a cron",
+      params: CronParamsSchema,
+      response: CronSchema,
+      errors: [404],
+      handler: ({ params }) => service().get(params.cron_id),
+    }),
+    defineRoute({
+      method: "patch",
+      path: "/runs/crons/:cron_id",
+      operationId: "update_cron",
+      tag,
+      summary: "Change a cron (metadata merges; end_time null clears it)",
+      params: CronParamsSchema,
+      body: CronPatchSchema,
+      response: CronSchema,
+      errors: [404],
+      handler: ({ params, body }) => service().patch(params.cron_id, body),
+    }),
+    defineRoute({
+      method: "delete",
+      path: "/runs/crons/:cron_id",
+      operationId: "delete_cron",
+      tag,
+      summary: "Delete a cron",
+      params: CronParamsSchema,
+      response: null,
+      status: 204,
+      errors: [404],
+      handler: async ({ params }) => {
+        await service().delete(params.cron_id);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,51 @@
+import { CronExpressionParser } from "cron-parser";
+
+/** Why a schedule or timezone was refused, worded for a 422. */
+export class ScheduleError extends Error {}
+
+export interface ScheduleRules {
+  /** Accept a leading seconds field (6 fields): a test-only override (CRON_ALLOW_SECONDS). */
+  allowSeconds: boolean;
+}
+
+export function validateTimezone(timezone: string): void {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+  } catch {
+    throw new ScheduleError(`Unknown timezone "${timezone}" (expected an IANA name such as Europe/Paris)`);
+  }
+}
+
+/** Throws ScheduleError unless `schedule` is a valid 5-field cron expression (6 with seconds when allowed). */
+export function validateSchedule(schedule: string, rules: ScheduleRules): void {
+  const fields = schedule.trim().split(/\s+/).length;
+  const expected = rules.allowSeconds ? [5, 6] : [5];
+  if (!expected.includes(fields)) {
+    throw new ScheduleError(`Schedule must have 5 fields (minute hour day month weekday), got ${fields}`);
+  }
+  try {
+    CronExpressionParser.parse(schedule, { strict: false }).next();
+  } catch (error) {
+    throw new ScheduleError(`Invalid schedule "${schedule}": ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Epoch ms of the first firing strictly after `afterMs` in `timezone` (UTC when null), or null
+ * when none comes before `endTime`.
+ */
+export function nextRunAfter(
+  schedule: string,
+  timezone: string | null,
+  afterMs: number,
+  endTime: string | null,
+): number | null {
+  const expression = CronExpressionParser.parse(schedule, {
+    currentDate: new Date(afterMs),
+    tz: timezone ?? "UTC",
+    strict: false,
+  });
+  const next = expression.next().getTime();
+  if (endTime !== null && next > Date.parse(endTime)) return null;
+  return next;
+}

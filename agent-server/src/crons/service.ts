@@ -1,0 +1,181 @@
+import { HttpError, notFound } from "@agentplane/common";
+import { v4 as uuidv4, v5 as uuidv5 } from "uuid";
+import { resolveAssistantId } from "../assistants/resolve.ts";
+import type { ServerContext } from "../context.ts";
+import type { RunService } from "../runs/service.ts";
+import type { JsonObject } from "../storage/types.ts";
+import { nextRunAfter, ScheduleError, type ScheduleRules, validateSchedule, validateTimezone } from "./schedule.ts";
+import { type Cron, type CronCreate, type CronPatch, RUN_PAYLOAD_FIELDS } from "./schemas.ts";
+import type { CronStore } from "./store.ts";
+
+const invalid = (field: string, error: ScheduleError) =>
+  new HttpError(422, [{ loc: ["body", field], msg: error.message, type: "value_error" }]);
+
+function checkSchedule(schedule: string, timezone: string | null, rules: ScheduleRules): void {
+  try {
+    validateSchedule(schedule, rules);
+  } catch (error) {
+    if (error instanceof ScheduleError) throw invalid("schedule", error);
+    throw error;
+  }
+  if (timezone === null) return;
+  try {
+    validateTimezone(timezone);
+  } catch (error) {
+    if (error instanceof ScheduleError) throw invalid("timezone", error);
+    throw error;
+  }
+}
+
+/** The run settings given in a request, without the cron's own fields (pure). */
+function runPayload(body: Partial<CronCreate> | CronPatch): JsonObject {
+  const payload: JsonObject = {};
+  for (const field of RUN_PAYLOAD_FIELDS) {
+    if (body[field] !== undefined) payload[field] = body[field];
+  }
+  return payload;
+}
+
+/** Namespace of the run ids of cron slots (a fixed random UUID). */
+const CRON_RUN_NAMESPACE = "5f0b6a52-3c1e-4d7a-9a43-2b8e0f6c9d17";
+
+/** The id of the run of one slot of a cron: the same in every process, so a slot has one run (pure). */
+export function cronRunId(cronId: string, slot: number): string {
+  return uuidv5(`${cronId}@${new Date(slot).toISOString()}`, CRON_RUN_NAMESPACE);
+}
+
+/** When an enabled cron next fires after `afterMs`; null when disabled or past its end (pure). */
+export function scheduledNext(cron: Cron, afterMs: number): string | null {
+  if (!cron.enabled) return null;
+  const next = nextRunAfter(cron.schedule, cron.timezone, afterMs, cron.end_time);
+  return next === null ? null : new Date(next).toISOString();
+}
+
+/** Creating, changing and firing crons; the scheduler decides when, this decides what. */
+export class CronService {
+  readonly #ctx: ServerContext;
+  readonly #store: CronStore;
+  readonly #runs: () => RunService;
+  readonly #rules: ScheduleRules;
+
+  constructor(ctx: ServerContext, store: CronStore, runs: () => RunService, rules: ScheduleRules) {
+    this.#ctx = ctx;
+    this.#store = store;
+    this.#runs = runs;
+    this.#rules = rules;
+  }
+
+  get store(): CronStore {
+    return this.#store;
+  }
+
+  async create(threadId: string | undefined, body: CronCreate): Promise<Cron> {
+    const timezone = body.timezone ?? null;
+    checkSchedule(body.schedule, timezone, this.#rules);
+    const assistantId = resolveAssistantId(this.#ctx, body.assistant_id);
+    if (!(await this.#ctx.storage.assistants.get(assistantId))) {
+      throw notFound(`No assistant found for "${body.assistant_id}"`);
+    }
+    if (threadId !== undefined && !(await this.#ctx.storage.threads.get(threadId))) {
+      throw notFound(`Thread ${threadId} not found`);
+    }
+    const now = new Date().toISOString();
+    const cron: Cron = {
+      cron_id: uuidv4(),
+      assistant_id: assistantId,
+      thread_id: threadId ?? null,
+      on_run_completed: threadId === undefined ? (body.on_run_completed ?? "delete") : null,
+      end_time: body.end_time ?? null,
+      schedule: body.schedule,
+      timezone,
+      created_at: now,
+      updated_at: now,
+      payload: runPayload(body),
+      user_id: null,
+      next_run_date: null,
+      metadata: body.metadata ?? {},
+      enabled: body.enabled ?? true,
+    };
+    cron.next_run_date = scheduledNext(cron, Date.now());
+    await this.#store.save(cron);
+    return cron;
+  }
+
+  async get(cronId: string): Promise<Cron> {
+    const cron = await this.#store.get(cronId);
+    if (!cron) throw notFound(`Cron ${cronId} not found`);
+    return cron;
+  }
+
+  /** Payload fields replace, metadata merges, `end_time: null` clears; the next run is recomputed. */
+  async patch(cronId: string, patch: CronPatch): Promise<Cron> {
+    const cron = await this.get(cronId);
+    const timezone = patch.timezone ?? cron.timezone;
+    const schedule = patch.schedule ?? cron.schedule;
+    checkSchedule(schedule, timezone, this.#rules);
+    const updated: Cron = {
+      ...cron,
+      schedule,
+      timezone,
+      end_time: patch.end_time === undefined ? cron.end_time : patch.end_time,
+      enabled: patch.enabled ?? cron.enabled,
+      on_run_completed:
+        cron.thread_id === null ? (patch.on_run_completed ?? cron.on_run_completed) : cron.on_run_completed,
+      payload: { ...cron.payload, ...runPayload(patch) },
+      metadata: { ...cron.metadata, ...(patch.metadata ?? {}) },
+      updated_at: new Date().toISOString(),
+    };
+    updated.next_run_date = scheduledNext(updated, Date.now());
+    await this.#store.save(updated);
+    return updated;
+  }
+
+  async delete(cronId: string): Promise<void> {
+    if (!(await this.#store.delete(cronId))) throw notFound(`Cron ${cronId} not found`);
+  }
+
+  /**
+   * Starts the run of one claimed slot: on the cron's thread (multitask per payload, default
+   * enqueue), or on a new thread that is deleted afterwards unless `on_run_completed: keep`.
+   * The run id is `cronRunId(cron, slot)`, and creating it again is a no-op: a slot taken over
+   * from a process that died still has one run. A thread cron whose thread is gone is deleted.
+   */
+  async fire(cron: Cron, slot: number): Promise<void> {
+    const payload = cron.payload as Omit<CronCreate, "schedule">;
+    const metadata = { ...cron.metadata, cron_id: cron.cron_id, cron_slot: new Date(slot).toISOString() };
+    const once = { runId: cronRunId(cron.cron_id, slot) };
+    const runs = this.#runs();
+    if (cron.thread_id === null) {
+      const run = await runs.create(
+        undefined,
+        {
+          ...payload,
+          assistant_id: cron.assistant_id,
+          metadata,
+          on_completion: cron.on_run_completed ?? "delete",
+        },
+        {},
+        once,
+      );
+      this.#ctx.logger.debug({ cron_id: cron.cron_id, run_id: run.run_id }, "cron fired");
+      return;
+    }
+    if (!(await this.#ctx.storage.threads.get(cron.thread_id))) {
+      this.#ctx.logger.warn({ cron_id: cron.cron_id }, "the cron's thread was deleted: deleting the cron");
+      await this.#store.delete(cron.cron_id);
+      return;
+    }
+    const run = await runs.create(
+      cron.thread_id,
+      {
+        ...payload,
+        assistant_id: cron.assistant_id,
+        metadata,
+        multitask_strategy: payload.multitask_strategy ?? "enqueue",
+      },
+      {},
+      once,
+    );
+    this.#ctx.logger.debug({ cron_id: cron.cron_id, run_id: run.run_id }, "cron fired");
+  }
+}
