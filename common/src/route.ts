@@ -46,7 +46,6 @@ export function defineRoute<P = unknown, Q = unknown, B = unknown>(route: Route<
   return route;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: a route list mixes routes of every shape
 export type AnyRoute = Route<any, any, any>;
 
 export function mountRoutes(router: Router, routes: AnyRoute[]): void {

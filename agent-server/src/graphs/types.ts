@@ -12,8 +12,7 @@ export interface GraphSchemas {
   context_schema: JsonObject | null;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: graphs of any state shape are served
-export type AnyCompiledGraph = CompiledGraph<any, any, any, any, any, any>;
+export type AnyCompiledGraph = CompiledGraph<any, any, any, any, any, any, any, any, any, any>;
 
 /** The graphs named in `langgraph.json`, loaded once and wired to the server's persistence. */
 export interface GraphRegistry {

@@ -1,0 +1,109 @@
+import { type AnyRoute, createLogger, type Logger, listen } from "@agentplane/common";
+import type { Express } from "express";
+import { a2aModule } from "./a2a/module.ts";
+import { createApp, type ServerModule } from "./app.ts";
+import { assistantRoutes } from "./assistants/routes.ts";
+import type { ServerConfig } from "./config.ts";
+import type { ServerContext } from "./context.ts";
+import { cronsModule } from "./crons/module.ts";
+import { registerDefaultAssistants } from "./graphs/default-assistants.ts";
+import { ProjectGraphRegistry } from "./graphs/registry.ts";
+import { graphRoutes } from "./graphs/routes.ts";
+import { customAppModule } from "./http/custom-app.ts";
+import { mcpModule } from "./mcp/module.ts";
+import { metricsModule } from "./metrics/module.ts";
+import { ServerMetrics } from "./metrics/registry.ts";
+import { runsModule } from "./runs/module.ts";
+import { createMemoryStorage } from "./storage/memory.ts";
+import { createRedisStorage } from "./storage/redis.ts";
+import type { Storage } from "./storage/types.ts";
+import { storeApiModule } from "./store-api/module.ts";
+import { threadsModule } from "./threads/module.ts";
+
+/** The features every agent server has; later features append their module to this list. */
+export function defaultModules(): ServerModule[] {
+  const metrics = new ServerMetrics();
+  const runs = runsModule({ onRunExecuted: (status, seconds) => metrics.recordRun(status, seconds) });
+  return [
+    metricsModule(runs.service, metrics),
+    customAppModule(),
+    { name: "assistants", routes: assistantRoutes },
+    { name: "graphs", routes: graphRoutes, start: registerDefaultAssistants },
+    threadsModule({ onDelete: (threadId) => runs.service().deleteThreadRuns(threadId) }),
+    runs,
+    cronsModule(runs.service, {
+      onError: metrics.redisErrorCounter("crons"),
+      onClaim: (won) => metrics.cronClaims.inc({ outcome: won ? "won" : "lost" }),
+    }),
+    storeApiModule(),
+    mcpModule(runs.service),
+    a2aModule(runs.service),
+  ];
+}
+
+export interface StartOptions {
+  modules?: ServerModule[];
+  logger?: Logger;
+}
+
+export interface AgentServer {
+  url: string;
+  port: number;
+  ctx: ServerContext;
+  app: Express;
+  /** Every mounted route (what `/openapi.json` documents). */
+  routes: AnyRoute[];
+  /** Reloads graph modules (dev mode); keeps the old graphs when the new code fails to load. */
+  graphs: ProjectGraphRegistry;
+  /** Stops accepting requests, waits for in-flight ones (up to the grace period), stops modules, closes storage. */
+  close(): Promise<void>;
+}
+
+async function openStorage(config: ServerConfig, logger: Logger): Promise<Storage> {
+  if (config.storage.kind === "redis") {
+    return createRedisStorage({ url: config.storage.url, prefix: config.storage.prefix, logger });
+  }
+  return createMemoryStorage();
+}
+
+/** Builds storage, graphs and the HTTP app, runs module start hooks and listens. */
+export async function startAgentServer(config: ServerConfig, options: StartOptions = {}): Promise<AgentServer> {
+  const logger = options.logger ?? createLogger("agent-server", config.logLevel);
+  const modules = options.modules ?? defaultModules();
+  const storage = await openStorage(config, logger);
+  const started: ServerModule[] = [];
+  let ctx: ServerContext | undefined;
+  const stopModules = async () => {
+    for (const module of started.reverse()) {
+      if (ctx) await module.stop?.(ctx);
+    }
+  };
+  try {
+    const graphs = await ProjectGraphRegistry.load(config.configPath, storage);
+    ctx = { config, storage, graphs, logger };
+    for (const module of modules) {
+      await module.start?.(ctx);
+      started.push(module);
+    }
+    const { app, routes } = createApp(ctx, modules);
+    const running = await listen(app, config.port, config.host);
+    const context = ctx;
+    return {
+      url: running.url,
+      port: running.port,
+      ctx: context,
+      app,
+      routes,
+      graphs,
+      close: async () => {
+        await running.close(config.shutdownGraceMs);
+        await stopModules();
+        await storage.close();
+      },
+    };
+  } catch (error) {
+    await stopModules();
+    await storage.close();
+    throw error;
+  }
+}
