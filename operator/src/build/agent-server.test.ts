@@ -1,0 +1,136 @@
+import type { Resources } from "@agentplane/crds";
+import { Deployment } from "kubernetes-models/apps/v1/Deployment";
+import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler";
+import { Service } from "kubernetes-models/v1/Service";
+import { describe, expect, it } from "vitest";
+import { agentDeployment, agentRevision, DEPLOYMENT_ID, REVISION_ID } from "../testing/fixtures.ts";
+import { buildAgentDeployment, buildAgentService, buildAutoscaler } from "./agent-server.ts";
+import { defaultBuildSettings as settings } from "./settings.ts";
+
+type Json = any;
+
+describe("buildAgentDeployment", () => {
+  const agd = agentDeployment({ apiKeysSecretName: "keys", template: { image: "example/agent:1", secretName: "s" } });
+  const revision = agentRevision({
+    image: "example/agent:2",
+    secretName: `${DEPLOYMENT_ID}-secrets`,
+    secretReferences: [{ name: "OPENAI_API_KEY", secretName: "llm", secretKey: "openai" }],
+    resources: {
+      minScale: 2,
+      cpu: 0.5,
+      cpuLimit: 1,
+      memoryMb: 512,
+      memoryLimitMb: 1024,
+      labels: { team: "a" },
+      annotations: { note: "x" },
+      serviceAccountName: "agent-sa",
+      imagePullSecrets: [{ name: "regcred" }],
+      volumes: [{ name: "cache", emptyDir: {} }],
+      volumeMounts: [{ name: "cache", mountPath: "/cache" }],
+      initContainers: [{ name: "init", image: "busybox" }],
+      sidecars: [{ name: "proxy", image: "envoy" }],
+    },
+  });
+  const deployment: Json = buildAgentDeployment(agd, revision, settings);
+  const pod = deployment.spec.template;
+  const container = pod.spec.containers[0];
+
+  it("is a valid apps/v1 Deployment", () => {
+    expect(() => new Deployment(deployment).validate()).not.toThrow();
+  });
+
+  it.each([
+    ["image from the revision, not the deployment template", container.image, "example/agent:2"],
+    ["replicas from minScale", deployment.spec.replicas, 2],
+    ["revision label on the pod template", pod.metadata.labels["agentplane.dev/revision-id"], REVISION_ID],
+    ["revision annotation on the pod template", pod.metadata.annotations["agentplane.dev/revision-id"], REVISION_ID],
+    ["user labels on the pod", pod.metadata.labels.team, "a"],
+    ["user annotations on the pod", pod.metadata.annotations.note, "x"],
+    ["service account", pod.spec.serviceAccountName, "agent-sa"],
+    ["image pull secrets", pod.spec.imagePullSecrets, [{ name: "regcred" }]],
+    ["init containers", pod.spec.initContainers, [{ name: "init", image: "busybox" }]],
+    ["sidecars after the agent server", pod.spec.containers[1], { name: "proxy", image: "envoy" }],
+    ["readiness probe on /ok:8000", container.readinessProbe.httpGet, { path: "/ok", port: 8000 }],
+    ["liveness probe on /ok:8000", container.livenessProbe.httpGet, { path: "/ok", port: 8000 }],
+    ["requests", container.resources.requests, { cpu: "500m", memory: "512Mi" }],
+    ["limits", container.resources.limits, { cpu: "1000m", memory: "1024Mi" }],
+    ["env from the deployment's Secret", container.envFrom, [{ secretRef: { name: `${DEPLOYMENT_ID}-secrets` } }]],
+    ["pod runs as non-root", pod.spec.securityContext.runAsNonRoot, true],
+    ["container cannot escalate", container.securityContext.allowPrivilegeEscalation, false],
+    ["selector excludes the revision", deployment.spec.selector.matchLabels["agentplane.dev/revision-id"], undefined],
+    ["controller owner reference", deployment.metadata.ownerReferences[0].controller, true],
+    ["owner is the AgentDeployment", deployment.metadata.ownerReferences[0].kind, "AgentDeployment"],
+    ["tenant label", deployment.metadata.labels["agentplane.dev/tenant-id"], "tenant-1"],
+    ["managed-by label", deployment.metadata.labels["app.kubernetes.io/managed-by"], "agentplane-operator"],
+  ])("%s", (_what, actual, expected) => {
+    expect(actual).toEqual(expected);
+  });
+
+  it("maps secret references to secretKeyRef env vars", () => {
+    expect(container.env).toContainEqual({
+      name: "OPENAI_API_KEY",
+      valueFrom: { secretKeyRef: { name: "llm", key: "openai" } },
+    });
+  });
+
+  it("mounts the API-key hashes Secret as a file and points the server at it", () => {
+    const mount = container.volumeMounts.find((m: Json) => m.name === "agentplane-api-keys");
+    const volume = pod.spec.volumes.find((v: Json) => v.name === "agentplane-api-keys");
+    expect(volume.secret.secretName).toBe("keys");
+    const file = container.env.find((e: Json) => e.name === "AGENTPLANE_API_KEYS_FILE").value;
+    expect(file).toBe(`${mount.mountPath}/api-key-hashes`);
+    expect(pod.spec.volumes.map((v: Json) => v.name)).toContain("cache");
+  });
+
+  it.each([
+    ["managed Redis", undefined, { value: `redis://agent-${DEPLOYMENT_ID}-redis.agents.svc.cluster.local:6379` }],
+    [
+      "external Redis URL Secret",
+      { externalUrlSecretRef: { name: "redis-url", key: "url" } },
+      { valueFrom: { secretKeyRef: { name: "redis-url", key: "url" } } },
+    ],
+  ])("REDIS_URI for %s", (_what, redis, expected) => {
+    const built: Json = buildAgentDeployment(agentDeployment(redis ? { redis } : {}), agentRevision(), settings);
+    expect(built.spec.template.spec.containers[0].env).toContainEqual({ name: "REDIS_URI", ...expected });
+  });
+
+  it("leaves replicas to the autoscaler when there is one", () => {
+    const built: Json = buildAgentDeployment(agd, agentRevision({ resources: { minScale: 1, maxScale: 3 } }), settings);
+    expect(built.spec.replicas).toBeUndefined();
+  });
+
+  it("mounts no API-key file when no Secret is named", () => {
+    const built: Json = buildAgentDeployment(agentDeployment(), agentRevision(), settings);
+    const env = built.spec.template.spec.containers[0].env.map((e: Json) => e.name);
+    expect(env).not.toContain("AGENTPLANE_API_KEYS_FILE");
+    expect(built.spec.template.spec.volumes).toEqual([]);
+  });
+});
+
+describe("buildAutoscaler", () => {
+  it.each([
+    [{}, false],
+    [{ minScale: 1, maxScale: 1 }, false],
+    [{ minScale: 2, maxScale: 2 }, false],
+    [{ minScale: 1, maxScale: 4 }, true],
+    [{ maxScale: 3 }, true],
+    [{ minScale: 0, maxScale: 1 }, false],
+  ] as [Resources, boolean][])("resources %j -> HPA %s", (resources, expected) => {
+    const hpa = buildAutoscaler(agentDeployment(), agentRevision({ resources }), settings);
+    expect(hpa !== undefined).toBe(expected);
+    if (hpa) {
+      expect(() => new HorizontalPodAutoscaler(hpa as Json).validate()).not.toThrow();
+      expect(hpa.spec.maxReplicas).toBe(resources.maxScale);
+    }
+  });
+});
+
+describe("buildAgentService", () => {
+  it("exposes the agent port and selects only agent-server pods", () => {
+    const service: Json = buildAgentService(agentDeployment(), settings);
+    expect(() => new Service(service).validate()).not.toThrow();
+    expect(service.spec.ports[0].port).toBe(8000);
+    expect(service.spec.selector["app.kubernetes.io/component"]).toBe("agent-server");
+    expect(service.metadata.name).toMatch(/^[a-z]([-a-z0-9]*[a-z0-9])?$/);
+  });
+});

@@ -1,0 +1,163 @@
+import { type AgentDeployment, type AgentRevision, API_KEY_HASHES_KEY, type Resources } from "@agentplane/crds";
+import {
+  agentName,
+  childLabels,
+  childMetadata,
+  nameOf,
+  REVISION_ANNOTATION,
+  REVISION_LABEL,
+  redisName,
+  selectorLabels,
+} from "./names.ts";
+import type { BuildSettings } from "./settings.ts";
+
+export const AGENT_CONTAINER = "agent-server";
+const API_KEYS_VOLUME = "agentplane-api-keys";
+const API_KEYS_DIR = "/etc/agentplane/api-keys";
+const NON_ROOT_UID = 1000;
+
+/** Replicas of the Deployment itself; undefined while an autoscaler owns the count. */
+export function fixedReplicas(resources: Resources | undefined): number | undefined {
+  return hasAutoscaler(resources) ? undefined : minReplicas(resources);
+}
+
+export function minReplicas(resources: Resources | undefined): number {
+  return resources?.minScale ?? 1;
+}
+
+export function hasAutoscaler(resources: Resources | undefined): boolean {
+  const min = Math.max(1, minReplicas(resources));
+  return resources?.maxScale !== undefined && resources.maxScale > min;
+}
+
+export function redisUrlEnv(agd: AgentDeployment, settings: BuildSettings) {
+  const external = agd.spec.redis?.externalUrlSecretRef;
+  if (external) {
+    return { name: "REDIS_URI", valueFrom: { secretKeyRef: { name: external.name, key: external.key } } };
+  }
+  const host = `${redisName(agd)}.${agd.metadata.namespace}.svc.${settings.clusterDomain}`;
+  return { name: "REDIS_URI", value: `redis://${host}:6379` };
+}
+
+function containerResources(resources: Resources | undefined) {
+  const requests: Record<string, string> = {};
+  const limits: Record<string, string> = {};
+  if (resources?.cpu !== undefined) requests.cpu = `${Math.round(resources.cpu * 1000)}m`;
+  if (resources?.memoryMb !== undefined) requests.memory = `${resources.memoryMb}Mi`;
+  if (resources?.cpuLimit !== undefined) limits.cpu = `${Math.round(resources.cpuLimit * 1000)}m`;
+  if (resources?.memoryLimitMb !== undefined) limits.memory = `${resources.memoryLimitMb}Mi`;
+  return { requests, limits };
+}
+
+function probe(settings: BuildSettings, periodSeconds: number, failureThreshold: number) {
+  return { httpGet: { path: "/ok", port: settings.agentPort }, periodSeconds, failureThreshold, timeoutSeconds: 3 };
+}
+
+/** The agent-server Deployment serving `revision`: one ReplicaSet per revision via the pod-template stamp. */
+export function buildAgentDeployment(agd: AgentDeployment, revision: AgentRevision, settings: BuildSettings) {
+  const template = revision.spec.template;
+  const resources = template.resources;
+  const apiKeysSecret = agd.spec.apiKeysSecretName;
+  const revisionId = nameOf(revision);
+  const env: object[] = [{ name: "PORT", value: String(settings.agentPort) }, redisUrlEnv(agd, settings)];
+  if (apiKeysSecret) env.push({ name: "AGENTPLANE_API_KEYS_FILE", value: `${API_KEYS_DIR}/${API_KEY_HASHES_KEY}` });
+  for (const ref of template.secretReferences ?? []) {
+    env.push({ name: ref.name, valueFrom: { secretKeyRef: { name: ref.secretName, key: ref.secretKey } } });
+  }
+  const volumeMounts: object[] = [...(resources?.volumeMounts ?? [])];
+  const volumes: object[] = [...(resources?.volumes ?? [])];
+  if (apiKeysSecret) {
+    volumeMounts.push({ name: API_KEYS_VOLUME, mountPath: API_KEYS_DIR, readOnly: true });
+    volumes.push({
+      name: API_KEYS_VOLUME,
+      secret: { secretName: apiKeysSecret, items: [{ key: API_KEY_HASHES_KEY, path: API_KEY_HASHES_KEY }] },
+    });
+  }
+  const container = {
+    name: AGENT_CONTAINER,
+    image: template.image,
+    ports: [{ name: "http", containerPort: settings.agentPort, protocol: "TCP" }],
+    env,
+    ...(template.secretName ? { envFrom: [{ secretRef: { name: template.secretName } }] } : {}),
+    resources: containerResources(resources),
+    readinessProbe: probe(settings, 5, 3),
+    livenessProbe: { ...probe(settings, 10, 6), initialDelaySeconds: 10 },
+    volumeMounts,
+    securityContext: {
+      allowPrivilegeEscalation: false,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+    },
+  };
+  const replicas = fixedReplicas(resources);
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: {
+      ...childMetadata(agd, agentName(agd), "agent-server"),
+      annotations: { [REVISION_ANNOTATION]: revisionId },
+    },
+    spec: {
+      ...(replicas === undefined ? {} : { replicas }),
+      revisionHistoryLimit: 5,
+      progressDeadlineSeconds: settings.progressDeadlineSeconds,
+      selector: { matchLabels: selectorLabels(agd, "agent-server") },
+      strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+      template: {
+        metadata: {
+          labels: { ...resources?.labels, ...childLabels(agd, "agent-server"), [REVISION_LABEL]: revisionId },
+          annotations: { ...resources?.annotations, [REVISION_ANNOTATION]: revisionId },
+        },
+        spec: {
+          ...(resources?.serviceAccountName ? { serviceAccountName: resources.serviceAccountName } : {}),
+          ...(resources?.imagePullSecrets?.length ? { imagePullSecrets: resources.imagePullSecrets } : {}),
+          enableServiceLinks: false,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: NON_ROOT_UID,
+            runAsGroup: NON_ROOT_UID,
+            fsGroup: NON_ROOT_UID,
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          ...(resources?.initContainers?.length ? { initContainers: resources.initContainers } : {}),
+          containers: [container, ...(resources?.sidecars ?? [])],
+          volumes,
+        },
+      },
+    },
+  };
+}
+
+export function buildAgentService(agd: AgentDeployment, settings: BuildSettings) {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: childMetadata(agd, agentName(agd), "agent-server"),
+    spec: {
+      type: settings.serviceType,
+      selector: selectorLabels(agd, "agent-server"),
+      ports: [{ name: "http", port: settings.agentPort, targetPort: "http", protocol: "TCP" }],
+    },
+  };
+}
+
+export function buildAutoscaler(agd: AgentDeployment, revision: AgentRevision, settings: BuildSettings) {
+  const resources = revision.spec.template.resources;
+  if (!hasAutoscaler(resources)) return undefined;
+  return {
+    apiVersion: "autoscaling/v2",
+    kind: "HorizontalPodAutoscaler",
+    metadata: childMetadata(agd, agentName(agd), "agent-server"),
+    spec: {
+      scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: agentName(agd) },
+      minReplicas: Math.max(1, minReplicas(resources)),
+      maxReplicas: resources?.maxScale,
+      metrics: [
+        {
+          type: "Resource",
+          resource: { name: "cpu", target: { type: "Utilization", averageUtilization: settings.targetCpuUtilization } },
+        },
+      ],
+    },
+  };
+}

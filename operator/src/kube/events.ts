@@ -1,0 +1,76 @@
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import { microTime } from "../runtime/leader.ts";
+import type { KubeClient, KubeObject } from "./client.ts";
+import { resourcePath, resources } from "./resources.ts";
+
+export type EventType = "Normal" | "Warning";
+
+/** How many events may wait to be sent; beyond that new ones are dropped (client-go does the same). */
+const MAX_PENDING = 200;
+const SENDERS = 2;
+
+/**
+ * Records events.k8s.io/v1 Events on an object, best effort: a small queue with two senders, so a
+ * burst of reconciles neither waits for events nor floods the API server with parallel requests.
+ */
+export class EventRecorder {
+  private readonly kube: KubeClient;
+  private readonly pending: object[] = [];
+  private sending = 0;
+  private dropped = 0;
+  private readonly controller: string;
+  private readonly instance: string;
+  private readonly log: Logger;
+
+  constructor(kube: KubeClient, controller: string, instance: string, log: Logger) {
+    this.kube = kube;
+    this.controller = controller;
+    this.instance = instance;
+    this.log = log;
+  }
+
+  get droppedCount(): number {
+    return this.dropped;
+  }
+
+  record(regarding: KubeObject, type: EventType, reason: string, action: string, note: string): void {
+    const meta = regarding.metadata ?? {};
+    const namespace = meta.namespace ?? "default";
+    const event = {
+      apiVersion: "events.k8s.io/v1",
+      kind: "Event",
+      metadata: { name: `${meta.name}.${randomBytes(8).toString("hex")}`, namespace },
+      eventTime: microTime(new Date()),
+      reportingController: this.controller,
+      reportingInstance: this.instance,
+      action,
+      reason,
+      note: note.slice(0, 1024),
+      type,
+      regarding: { apiVersion: regarding.apiVersion, kind: regarding.kind, name: meta.name, namespace, uid: meta.uid },
+    };
+    if (this.pending.length >= MAX_PENDING) {
+      this.dropped++;
+      return;
+    }
+    this.pending.push(event);
+    if (this.sending < SENDERS) void this.send();
+  }
+
+  private async send(): Promise<void> {
+    this.sending++;
+    try {
+      for (let event = this.pending.shift(); event; event = this.pending.shift()) {
+        const namespace = (event as { metadata: { namespace: string } }).metadata.namespace;
+        try {
+          await this.kube.create(resourcePath(resources.event, namespace), event);
+        } catch (error) {
+          this.log.debug({ err: error }, "could not record event");
+        }
+      }
+    } finally {
+      this.sending--;
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import type { AgentDeployment, AgentRevision } from "@agentplane/crds";
+import type { KubeObject } from "../kube/client.ts";
+import type { ObjectCache } from "../runtime/informer.ts";
+import type { LiveDeployment, LivePod } from "../status/rollout.ts";
+
+export interface LiveService extends KubeObject {
+  status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string; ports?: { port: number }[] }[] } };
+}
+
+export interface LiveStatefulSet extends KubeObject {
+  status?: { readyReplicas?: number };
+}
+
+/** The informer caches the reconciler reads; children are cached only when labelled as ours. */
+export interface Caches {
+  agentDeployments: ObjectCache<AgentDeployment>;
+  agentRevisions: ObjectCache<AgentRevision>;
+  deployments: ObjectCache<LiveDeployment>;
+  services: ObjectCache<LiveService>;
+  statefulSets: ObjectCache<LiveStatefulSet>;
+  autoscalers: ObjectCache<KubeObject>;
+  pods: ObjectCache<LivePod>;
+}
+
+export function childCache(caches: Caches, kind: string | undefined): ObjectCache<KubeObject> {
+  switch (kind) {
+    case "Deployment":
+      return caches.deployments;
+    case "Service":
+      return caches.services;
+    case "StatefulSet":
+      return caches.statefulSets;
+    case "HorizontalPodAutoscaler":
+      return caches.autoscalers;
+    default:
+      throw new Error(`no cache for child kind ${kind}`);
+  }
+}

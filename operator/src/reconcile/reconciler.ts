@@ -1,0 +1,256 @@
+import { type AgentDeployment, type AgentRevision, CLEANUP_FINALIZER, LABEL_DEPLOYMENT_ID } from "@agentplane/crds";
+import type { Logger } from "pino";
+import { type DesiredChildren, desiredChildren, intentHash } from "../build/children.ts";
+import {
+  agentName,
+  FIELD_MANAGER,
+  INSTANCE_LABEL,
+  nameOf,
+  REVISION_LABEL,
+  SPEC_HASH_ANNOTATION,
+} from "../build/names.ts";
+import { managesRedis } from "../build/redis.ts";
+import type { BuildSettings } from "../build/settings.ts";
+import type { Metrics } from "../http/metrics.ts";
+import type { KubeClient, KubeObject } from "../kube/client.ts";
+import type { EventRecorder } from "../kube/events.ts";
+import { resourcePath, resources, resourceTypeOf } from "../kube/resources.ts";
+import type { ReconcileResult } from "../runtime/work-queue.ts";
+import { agentDeploymentStatus } from "../status/deployment.ts";
+import {
+  activeRevisionOutcome,
+  type RevisionOutcome,
+  revisionStatusFor,
+  supersededOutcome,
+} from "../status/revisions.ts";
+import { podFailure, type Rollout, rolloutStatus } from "../status/rollout.ts";
+import { type Caches, childCache, type LiveService } from "./caches.ts";
+import { cleanUp } from "./cleanup.ts";
+
+interface Write {
+  hash: string;
+  /** resourceVersion the cache showed when we wrote (undefined: the object did not exist). */
+  basedOn: string | undefined;
+  at: number;
+}
+
+const CACHE_LAG_MS = 5_000;
+
+export interface ReconcilerDeps {
+  kube: KubeClient;
+  caches: Caches;
+  settings: BuildSettings;
+  events: EventRecorder;
+  metrics: Metrics;
+  log: Logger;
+  now: () => Date;
+  /** How often to look again while a rollout is in progress (watch events normally come first). */
+  pollMs: number;
+}
+
+/**
+ * Level-based reconcile of one AgentDeployment: read the caches, build the desired children, apply
+ * only what changed, then derive and write the status of the deployment and its revisions.
+ */
+export class Reconciler {
+  private readonly deps: ReconcilerDeps;
+  /**
+   * Per AgentDeployment key: what we last wrote to each child or status, while the informer cache
+   * may not show it yet (same resourceVersion as before the write, for a few seconds). Writing it
+   * again from a stale cache would only bump resourceVersions and wake everyone up.
+   */
+  private readonly written = new Map<string, Map<string, Write>>();
+
+  constructor(deps: ReconcilerDeps) {
+    this.deps = deps;
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const [namespace, name] = key.split("/") as [string, string];
+    const agd = this.deps.caches.agentDeployments.get(name, namespace);
+    if (!agd) {
+      this.written.delete(key);
+      return undefined;
+    }
+    if (agd.metadata.deletionTimestamp) {
+      this.written.delete(key);
+      const done = await cleanUp(agd, this.deps);
+      return done ? undefined : { requeueAfterMs: 1000 };
+    }
+    if (!agd.metadata.finalizers?.includes(CLEANUP_FINALIZER)) await this.addFinalizer(agd);
+
+    const revisions = this.deps.caches.agentRevisions
+      .list(namespace)
+      .filter((r) => r.spec.deploymentId === name || r.metadata.labels?.[LABEL_DEPLOYMENT_ID] === name);
+    const active = revisions.find((r) => nameOf(r) === agd.spec.revisionName);
+    // The control plane creates the revision right after the deployment; its event will bring us back.
+    if (!active) return { requeueAfterMs: this.deps.pollMs };
+
+    const deployment = await this.applyChildren(agd, active);
+    const servesActive = deployment?.spec?.template?.metadata?.labels?.[REVISION_LABEL] === nameOf(active);
+    const rollout: Rollout | undefined = deployment && servesActive ? rolloutStatus(deployment) : undefined;
+    const pods = this.deps.caches.pods
+      .list(namespace)
+      .filter(
+        (p) => p.metadata?.labels?.[INSTANCE_LABEL] === name && p.metadata.labels[REVISION_LABEL] === nameOf(active),
+      );
+    const failure = podFailure(pods);
+    const readyReplicas = deployment?.status?.readyReplicas ?? 0;
+    const outcome = activeRevisionOutcome(active.status?.revisionStatus, rollout, failure);
+    await this.writeRevisionStatus(agd, active, outcome, servesActive ? readyReplicas : 0);
+    for (const revision of revisions) {
+      if (revision === active) continue;
+      const superseded = supersededOutcome(revision, active);
+      if (superseded) await this.writeRevisionStatus(agd, revision, superseded, 0);
+    }
+    const redisReady = !managesRedis(agd) || this.redisReady(agd);
+    await this.writeDeploymentStatus(agd, {
+      active: outcome,
+      rollout,
+      failure,
+      readyReplicas,
+      redisReady,
+      url: this.url(agd),
+    });
+    const settled = outcome.revisionStatus !== "DEPLOYING" && redisReady && rollout?.phase === "complete";
+    return settled ? undefined : { requeueAfterMs: this.deps.pollMs };
+  }
+
+  private async addFinalizer(agd: AgentDeployment): Promise<void> {
+    const path = resourcePath(resources.agentDeployment, agd.metadata.namespace, nameOf(agd));
+    const finalizers = agd.metadata.finalizers;
+    await this.deps.kube.jsonPatch(
+      path,
+      [
+        { op: "test", path: "/metadata/resourceVersion", value: agd.metadata.resourceVersion },
+        finalizers
+          ? { op: "add", path: "/metadata/finalizers/-", value: CLEANUP_FINALIZER }
+          : { op: "add", path: "/metadata/finalizers", value: [CLEANUP_FINALIZER] },
+      ],
+      FIELD_MANAGER,
+    );
+  }
+
+  /**
+   * Applies every child whose intent changed (in parallel: they are independent objects) and deletes
+   * those that must not exist; returns the agent Deployment as the API server last showed it.
+   */
+  private async applyChildren(agd: AgentDeployment, active: AgentRevision) {
+    const { kube, caches, metrics, events } = this.deps;
+    const namespace = agd.metadata.namespace as string;
+    const desired = desiredChildren(agd, active, this.deps.settings);
+    const applied = this.memo(agd);
+    let deployment = caches.deployments.get(agentName(agd), namespace);
+    const apply = async (child: KubeObject) => {
+      const childName = child.metadata?.name as string;
+      const key = `${child.kind}/${childName}`;
+      const hash = child.metadata?.annotations?.[SPEC_HASH_ANNOTATION] as string;
+      const live = childCache(caches, child.kind).get(childName, namespace);
+      const liveHash = live?.metadata?.annotations?.[SPEC_HASH_ANNOTATION];
+      if (liveHash === hash || this.stillPending(applied.get(key), hash, live)) return;
+      const result = await kube.apply<KubeObject>(
+        resourcePath(resourceTypeOf(child), namespace, childName),
+        child,
+        FIELD_MANAGER,
+      );
+      applied.set(key, { hash, basedOn: live?.metadata?.resourceVersion, at: Date.now() });
+      metrics.applies.inc({ kind: child.kind });
+      if (child.kind === "Deployment") deployment = result;
+      const verb = live ? "Updated" : "Created";
+      events.record(agd, "Normal", verb, "Apply", `${verb} ${child.kind} ${childName}`);
+    };
+    const remove = async (gone: DesiredChildren["absent"][number]) => {
+      const live = childCache(caches, gone.kind).get(gone.name, namespace);
+      if (!live?.metadata?.ownerReferences?.some((o) => o.uid === agd.metadata.uid)) return;
+      await kube.delete(resourcePath(resourceTypeOf(gone), namespace, gone.name));
+      applied.delete(`${gone.kind}/${gone.name}`);
+      events.record(agd, "Normal", "Deleted", "Delete", `Deleted ${gone.kind} ${gone.name}`);
+    };
+    await Promise.all([...desired.apply.map(apply), ...desired.absent.map(remove)]);
+    return deployment;
+  }
+
+  /** The informer saw `kind/name` deleted: whatever we wrote to it is gone. */
+  forgetWrite(deploymentKey: string, kind: string, name: string): void {
+    this.written.get(deploymentKey)?.delete(`${kind}/${name}`);
+  }
+
+  /** True when we already wrote `hash` and the cache has not moved since (it is just behind). */
+  private stillPending(write: Write | undefined, hash: string, cached: KubeObject | undefined): boolean {
+    return (
+      write !== undefined &&
+      write.hash === hash &&
+      write.basedOn === cached?.metadata?.resourceVersion &&
+      Date.now() - write.at < CACHE_LAG_MS
+    );
+  }
+
+  private memo(agd: AgentDeployment): Map<string, Write> {
+    const key = `${agd.metadata.namespace}/${nameOf(agd)}`;
+    let memo = this.written.get(key);
+    if (!memo) {
+      memo = new Map();
+      this.written.set(key, memo);
+    }
+    return memo;
+  }
+
+  /** Writes `status` to the status subresource unless the cache or our last write already shows it. */
+  private async writeStatus(
+    agd: AgentDeployment,
+    obj: KubeObject & { status?: unknown },
+    status: unknown,
+  ): Promise<boolean> {
+    const hash = intentHash(status);
+    const memoKey = `${obj.kind}/${obj.metadata?.name}/status`;
+    const memo = this.memo(agd);
+    if ((obj.status && intentHash(obj.status) === hash) || this.stillPending(memo.get(memoKey), hash, obj))
+      return false;
+    await this.deps.kube.mergePatch(
+      `${resourcePath(resourceTypeOf(obj), obj.metadata?.namespace, obj.metadata?.name)}/status`,
+      { status },
+      FIELD_MANAGER,
+    );
+    memo.set(memoKey, { hash, basedOn: obj.metadata?.resourceVersion, at: Date.now() });
+    this.deps.metrics.statusWrites.inc({ kind: obj.kind });
+    return true;
+  }
+
+  private redisReady(agd: AgentDeployment): boolean {
+    const sts = this.deps.caches.statefulSets.get(`${agentName(agd)}-redis`, agd.metadata.namespace);
+    return (sts?.status?.readyReplicas ?? 0) >= 1;
+  }
+
+  /** The load balancer's address when the Service has one, else the in-cluster DNS name. */
+  private url(agd: AgentDeployment): string {
+    const { settings, caches } = this.deps;
+    const service: LiveService | undefined = caches.services.get(agentName(agd), agd.metadata.namespace);
+    const ingress = service?.status?.loadBalancer?.ingress?.[0];
+    const host = ingress?.ip ?? ingress?.hostname;
+    if (host) return `http://${host}:${ingress?.ports?.[0]?.port ?? settings.agentPort}`;
+    return `http://${agentName(agd)}.${agd.metadata.namespace}.svc.${settings.clusterDomain}:${settings.agentPort}`;
+  }
+
+  private async writeRevisionStatus(
+    agd: AgentDeployment,
+    revision: AgentRevision,
+    outcome: RevisionOutcome,
+    readyReplicas: number,
+  ): Promise<void> {
+    const status = revisionStatusFor(revision, outcome, readyReplicas, this.deps.now());
+    const wrote = await this.writeStatus(agd, revision, status);
+    if (wrote && revision.status?.revisionStatus !== outcome.revisionStatus) {
+      const warning = outcome.revisionStatus === "DEPLOY_FAILED";
+      const note = `Revision ${nameOf(revision)} is ${outcome.revisionStatus}${outcome.message ? `: ${outcome.message}` : ""}`;
+      this.deps.log.info({ revision: nameOf(revision), status: outcome.revisionStatus }, "revision status changed");
+      this.deps.events.record(agd, warning ? "Warning" : "Normal", outcome.reason, "Rollout", note);
+    }
+  }
+
+  private async writeDeploymentStatus(
+    agd: AgentDeployment,
+    seen: Parameters<typeof agentDeploymentStatus>[1],
+  ): Promise<void> {
+    await this.writeStatus(agd, agd, agentDeploymentStatus(agd, seen, this.deps.now()));
+  }
+}

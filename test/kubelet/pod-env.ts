@@ -1,0 +1,77 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { KubeClient } from "../../operator/src/kube/client.ts";
+import { resourcePath, resources } from "../../operator/src/kube/resources.ts";
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string } };
+}
+
+export interface ContainerSpec {
+  name: string;
+  image: string;
+  env?: EnvVar[];
+  envFrom?: { secretRef?: { name: string } }[];
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+
+export interface PodSpec {
+  containers: ContainerSpec[];
+  volumes?: { name: string; secret?: { secretName: string; items?: { key: string; path: string }[] } }[];
+}
+
+interface Secret {
+  data?: Record<string, string>;
+}
+
+export class MissingSecretError extends Error {}
+
+async function readSecret(kube: KubeClient, namespace: string, name: string): Promise<Record<string, string>> {
+  const secret = await kube.get<Secret>(resourcePath(resources.secret, namespace, name));
+  if (!secret) throw new MissingSecretError(`secret "${name}" not found`);
+  return Object.fromEntries(
+    Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+  );
+}
+
+/**
+ * What a kubelet does before starting a container: env from Secrets (`envFrom`, `secretKeyRef`)
+ * and Secret volumes written to disk. Mount paths are rewritten to a temporary directory, and env
+ * values pointing into a mount follow it, since a local process cannot write to `/etc/...`.
+ */
+export async function resolveContainerEnv(
+  kube: KubeClient,
+  namespace: string,
+  pod: PodSpec,
+  container: ContainerSpec,
+): Promise<Record<string, string>> {
+  const env: Record<string, string> = {};
+  for (const source of container.envFrom ?? []) {
+    if (source.secretRef) Object.assign(env, await readSecret(kube, namespace, source.secretRef.name));
+  }
+  for (const variable of container.env ?? []) {
+    const ref = variable.valueFrom?.secretKeyRef;
+    if (ref) {
+      const value = (await readSecret(kube, namespace, ref.name))[ref.key];
+      if (value === undefined) throw new MissingSecretError(`key "${ref.key}" not in secret "${ref.name}"`);
+      env[variable.name] = value;
+    } else {
+      env[variable.name] = variable.value ?? "";
+    }
+  }
+  for (const mount of container.volumeMounts ?? []) {
+    const volume = pod.volumes?.find((v) => v.name === mount.name);
+    if (!volume?.secret) continue;
+    const data = await readSecret(kube, namespace, volume.secret.secretName);
+    const dir = mkdtempSync(join(tmpdir(), "kubelet-volume-"));
+    const items = volume.secret.items ?? Object.keys(data).map((key) => ({ key, path: key }));
+    for (const item of items) writeFileSync(join(dir, item.path), data[item.key] ?? "");
+    for (const [name, value] of Object.entries(env)) {
+      if (value.startsWith(`${mount.mountPath}/`)) env[name] = dir + value.slice(mount.mountPath.length);
+    }
+  }
+  return env;
+}
