@@ -1,0 +1,357 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, request as httpRequest, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadCrdManifests } from "@agentplane/crds";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startControlPlane } from "../control-plane/src/app.ts";
+import { loadConfig as loadControlPlaneConfig } from "../control-plane/src/config.ts";
+import { settingsFromEnv } from "../operator/src/config.ts";
+import { connectionFromKubeconfig } from "../operator/src/kube/config.ts";
+import { startOperator } from "../operator/src/operator.ts";
+import { type KubeApiServer, startKubeApiServer } from "./kube-apiserver/server.ts";
+import { BASE_VALUES, type KubeManifest, renderChart, withValues } from "./support/helm.ts";
+
+/**
+ * The chart's RBAC checked against the API calls the control plane and the operator really make:
+ * each talks to the Kubernetes API test server through its own recording proxy while the quick-start
+ * flow runs (create, patch, OAuth providers, delete); every recorded request must be allowed by the
+ * rendered Roles/ClusterRoles bound to that component's ServiceAccount, and every granted permission
+ * must have been used or be listed below with the reason it cannot be exercised here.
+ */
+
+const RELEASE_NAMESPACE = "agentplane";
+const AGENT_NAMESPACE = "agents";
+
+interface ApiCall {
+  verb: string;
+  group: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+}
+
+/** `GET /apis/apps/v1/namespaces/x/deployments/y` → get apps deployments in x; discovery paths → undefined. */
+export function toApiCall(method: string, url: string): ApiCall | undefined {
+  const { pathname, searchParams } = new URL(url, "http://x");
+  const core = /^\/api\/v1\/(.+)$/.exec(pathname);
+  const named = /^\/apis\/([^/]+)\/[^/]+\/(.+)$/.exec(pathname);
+  const rest = core?.[1] ?? named?.[2];
+  if (!rest) return undefined;
+  const segments = rest.split("/").map(decodeURIComponent);
+  const namespaced = segments[0] === "namespaces" && segments.length >= 3;
+  const [resource, name, subresource] = namespaced ? segments.slice(2) : segments;
+  const watch = searchParams.get("watch") === "true" || searchParams.get("watch") === "1";
+  const verbs: Record<string, string> = {
+    GET: name ? "get" : watch ? "watch" : "list",
+    POST: "create",
+    PUT: "update",
+    PATCH: "patch",
+    DELETE: name ? "delete" : "deletecollection",
+  };
+  return {
+    verb: verbs[method] ?? method.toLowerCase(),
+    group: named?.[1] ?? "",
+    resource: subresource ? `${resource}/${subresource}` : (resource ?? ""),
+    ...(namespaced ? { namespace: segments[1] } : {}),
+    ...(name ? { name } : {}),
+  };
+}
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+/** The rules bound to a ServiceAccount, each with the namespace it applies in (undefined = cluster-wide). */
+function rulesFor(manifests: KubeManifest[], serviceAccount: string): { namespace?: string; rule: Rule }[] {
+  const roles = (kind: string, name: string, namespace?: string) =>
+    manifests.filter(
+      (m) =>
+        m.kind === kind && m.metadata.name === name && (kind === "ClusterRole" || m.metadata.namespace === namespace),
+    );
+  return manifests
+    .filter((m) => m.kind === "RoleBinding" || m.kind === "ClusterRoleBinding")
+    .filter((b) =>
+      b.subjects.some(
+        (s: any) => s.kind === "ServiceAccount" && s.name === serviceAccount && s.namespace === RELEASE_NAMESPACE,
+      ),
+    )
+    .flatMap((binding) => {
+      const scope = binding.kind === "RoleBinding" ? binding.metadata.namespace : undefined;
+      return roles(binding.roleRef.kind, binding.roleRef.name, binding.metadata.namespace).flatMap((role) =>
+        (role.rules as Rule[]).map((rule) => ({ namespace: scope, rule })),
+      );
+    });
+}
+
+const matches = (list: string[], value: string) => list.includes(value) || list.includes("*");
+
+function allowed(rules: { namespace?: string; rule: Rule }[], call: ApiCall): boolean {
+  return rules.some(
+    ({ namespace, rule }) =>
+      (namespace === undefined || namespace === call.namespace) &&
+      matches(rule.apiGroups, call.group) &&
+      matches(rule.resources, call.resource) &&
+      matches(rule.verbs, call.verb) &&
+      (rule.resourceNames === undefined || (call.name !== undefined && rule.resourceNames.includes(call.name))),
+  );
+}
+
+/** A proxy in front of the API server that remembers every request passing through. */
+async function recordingProxy(target: string): Promise<{ url: string; calls: ApiCall[]; close(): Promise<void> }> {
+  const calls: ApiCall[] = [];
+  const upstream = new URL(target);
+  const server: Server = createServer((req, res) => {
+    const call = toApiCall(req.method ?? "GET", req.url ?? "/");
+    if (call) calls.push(call);
+    const forward = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      (response) => {
+        res.writeHead(response.statusCode ?? 502, response.headers);
+        res.flushHeaders(); // a watch sends its headers long before its first event
+        response.pipe(res);
+      },
+    );
+    forward.on("error", () => res.destroy());
+    res.on("close", () => forward.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function manifestNamed(manifests: KubeManifest[], kind: string, suffix: string): KubeManifest {
+  const found = manifests.find((m) => m.kind === kind && m.metadata.name.endsWith(suffix));
+  if (!found) throw new Error(`the chart rendered no ${kind} *${suffix}`);
+  return found;
+}
+
+/** The literal `env` of a Deployment's first container (valueFrom entries are the cluster's to fill). */
+function literalEnv(deployment: KubeManifest): Record<string, string> {
+  const env = deployment.spec.template.spec.containers[0].env as { name: string; value?: string }[];
+  return Object.fromEntries(env.flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])));
+}
+
+/** A copy of the test server's kubeconfig pointed at `server`. */
+function kubeconfigVia(kube: KubeApiServer, server: string, name: string): string {
+  const path = `${kube.kubeconfigPath}.${name}`;
+  writeFileSync(path, readFileSync(kube.kubeconfigPath, "utf8").replace(kube.url, server));
+  return path;
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Granted but not reachable without a real cluster, each with the reason. */
+const NOT_EXERCISED: Record<string, string> = {
+  "control-plane agentplane.dev agentrevisions delete": "only when creating a deployment fails half-way",
+  "operator agentplane.dev agentdeployments/finalizers update":
+    "clusters with OwnerReferencesPermissionEnforcement require it to set blockOwnerDeletion on children",
+  "operator apps deployments create":
+    "server-side apply of a missing object is authorized as create (the test server skips that check)",
+  "operator apps statefulsets create": "as for deployments",
+  "operator  services create": "as for deployments",
+  "operator autoscaling horizontalpodautoscalers create": "as for deployments",
+  "operator  persistentvolumeclaims get": "the managed Redis volume only exists where a StatefulSet controller runs",
+  "operator  persistentvolumeclaims delete": "the managed Redis volume only exists where a StatefulSet controller runs",
+  "operator coordination.k8s.io leases update": "the lease is renewed every retry period, which may outlast the flow",
+};
+
+describe.each([
+  ["watching all namespaces (ClusterRole)", ""],
+  ["watching one namespace (Role)", AGENT_NAMESPACE],
+])("chart RBAC against the API calls the control plane and operator make, operator %s", (_mode, watchNamespace) => {
+  let kube: KubeApiServer;
+  let controlPlaneProxy: Awaited<ReturnType<typeof recordingProxy>>;
+  let operatorProxy: Awaited<ReturnType<typeof recordingProxy>>;
+  const closers: (() => Promise<unknown>)[] = [];
+  const manifests = renderChart(
+    withValues(BASE_VALUES, { operator: { watchNamespace }, controlPlane: { namespaces: [AGENT_NAMESPACE] } }),
+    [],
+    RELEASE_NAMESPACE,
+  );
+
+  beforeAll(async () => {
+    kube = await startKubeApiServer({
+      crds: loadCrdManifests(),
+      namespaces: ["default", RELEASE_NAMESPACE, AGENT_NAMESPACE],
+    });
+    controlPlaneProxy = await recordingProxy(kube.url);
+    operatorProxy = await recordingProxy(kube.url);
+    closers.push(
+      () => kube.close(),
+      () => controlPlaneProxy.close(),
+      () => operatorProxy.close(),
+    );
+
+    // Both components are configured from what the chart renders: their container env, and the
+    // API-key grants Secret (the key whose SHA-256 is in BASE_VALUES is "test").
+    const secretsDir = mkdtempSync(join(tmpdir(), "rbac-"));
+    closers.push(async () => rmSync(secretsDir, { recursive: true, force: true }));
+    const grantsFile = join(secretsDir, "api-keys.jsonl");
+    writeFileSync(grantsFile, manifestNamed(manifests, "Secret", "-api-keys").stringData["api-keys.jsonl"]);
+    const controlPlaneEnv = literalEnv(manifestNamed(manifests, "Deployment", "-control-plane"));
+    expect(controlPlaneEnv.CONTROL_PLANE_API_KEYS_FILE).toBe("/etc/agentplane/api-keys/api-keys.jsonl");
+    const controlPlane = await startControlPlane({
+      ...loadControlPlaneConfig({
+        ...controlPlaneEnv,
+        CONTROL_PLANE_API_KEYS_FILE: grantsFile,
+        PORT: "0",
+        HOST: "127.0.0.1",
+      }),
+      kubeconfigPath: kubeconfigVia(kube, controlPlaneProxy.url, "control-plane"),
+      logLevel: "silent",
+    });
+    closers.unshift(() => controlPlane.close());
+
+    const operatorConnection = connectionFromKubeconfig(kubeconfigVia(kube, operatorProxy.url, "operator"));
+    const settings = settingsFromEnv({
+      ...literalEnv(manifestNamed(manifests, "Deployment", "-operator")),
+      // fieldRef values and the ports this test can use
+      OPERATOR_NAMESPACE: RELEASE_NAMESPACE,
+      POD_NAME: "ap-agentplane-operator-0",
+      HEALTH_PORT: "0",
+      HEALTH_HOST: "127.0.0.1",
+      POLL_SECONDS: "1",
+    });
+    expect(settings.watchNamespace).toBe(watchNamespace || undefined);
+    const operator = await startOperator(operatorConnection, settings, pino({ level: "silent" }));
+    closers.unshift(() => operator.close());
+
+    const key = "test";
+    const workspace = BASE_VALUES.controlPlane.apiKeys.grants[0]!.workspace_ids[0]!;
+    const api = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${controlPlane.url}${path}`, {
+        method,
+        headers: { "x-api-key": key, "x-tenant-id": workspace, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    };
+    const created = await api("POST", "/v2/deployments", {
+      name: "rbac-agent",
+      source: "external_docker",
+      source_config: {
+        listener_config: { k8s_namespace: AGENT_NAMESPACE },
+        resource_spec: { min_scale: 1, max_scale: 3 },
+      },
+      source_revision_config: { image_uri: "registry.example/agent:1" },
+      secrets: [{ name: "MODEL_API_KEY", value: "not-a-real-key" }],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    await until(() => kube.list("apps/v1", "deployments", AGENT_NAMESPACE).length > 0, "the agent Deployment");
+    // The control plane wrote the API-key Secret (create) and the operator mounted it into the agent server.
+    expect(JSON.stringify(kube.list("apps/v1", "deployments", AGENT_NAMESPACE))).toContain(`${id}-api-keys`);
+    expect((await api("GET", "/v2/deployments")).status).toBe(200);
+    const patched = await api("PATCH", `/v2/deployments/${id}`, {
+      source_revision_config: { image_uri: "registry.example/agent:2" },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const revisions = await api("GET", `/v2/deployments/${id}/revisions`);
+    expect(revisions.status).toBe(200);
+    expect((await api("GET", `/v2/deployments/${id}/revisions/${revisions.body.resources[0].id}`)).status).toBe(200);
+
+    const provider = {
+      provider_id: "rbac-idp",
+      name: "IdP",
+      client_id: "client",
+      client_secret: "s3cret",
+      auth_url: "https://idp.example/auth",
+      token_url: "https://idp.example/token",
+    };
+    expect((await api("POST", "/v2/auth/providers", provider)).status).toBeLessThan(300);
+    expect((await api("GET", "/v2/auth/providers")).status).toBe(200);
+    expect((await api("PATCH", "/v2/auth/providers/rbac-idp", { client_secret: "n3w" })).status).toBe(200);
+    expect((await api("DELETE", "/v2/auth/providers/rbac-idp")).status).toBeLessThan(300);
+
+    expect((await api("DELETE", `/v2/deployments/${id}`)).status).toBe(204);
+    await until(
+      () => kube.list("agentplane.dev/v1alpha1", "agentdeployments", AGENT_NAMESPACE).length === 0,
+      "the AgentDeployment to be removed",
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const close of closers) await close();
+  });
+
+  it.each([
+    ["control plane", "ap-agentplane-control-plane", () => controlPlaneProxy.calls],
+    ["operator", "ap-agentplane-operator", () => operatorProxy.calls],
+  ])("every call of the %s is allowed to its ServiceAccount", (_name, serviceAccount, calls) => {
+    const rules = rulesFor(manifests, serviceAccount);
+    expect(calls().length).toBeGreaterThan(5);
+    const refused = calls().filter((call) => !allowed(rules, call));
+    expect([...new Set(refused.map((call) => JSON.stringify(call)))]).toEqual([]);
+  });
+
+  it.each([
+    ["control-plane", "ap-agentplane-control-plane", () => controlPlaneProxy.calls],
+    ["operator", "ap-agentplane-operator", () => operatorProxy.calls],
+  ])(
+    "%s: every granted permission is used, or listed with the reason it is not exercised here",
+    (component, sa, calls) => {
+      const used = new Set(calls().map((call) => `${call.group} ${call.resource} ${call.verb}`));
+      const unused = rulesFor(manifests, sa).flatMap(({ rule }) =>
+        rule.apiGroups.flatMap((group) =>
+          rule.resources.flatMap((resource) =>
+            rule.verbs.map((verb) => `${group} ${resource} ${verb}`).filter((grant) => !used.has(grant)),
+          ),
+        ),
+      );
+      expect([...new Set(unused)].filter((grant) => !(`${component} ${grant}` in NOT_EXERCISED))).toEqual([]);
+    },
+  );
+});
+
+describe("RBAC attributes of requests", () => {
+  it("maps REST requests to RBAC attributes like the API server", () => {
+    expect(toApiCall("GET", "/apis/apps/v1/namespaces/a/deployments/x")).toEqual({
+      verb: "get",
+      group: "apps",
+      resource: "deployments",
+      namespace: "a",
+      name: "x",
+    });
+    expect(toApiCall("GET", "/apis/apps/v1/deployments?watch=true")).toEqual({
+      verb: "watch",
+      group: "apps",
+      resource: "deployments",
+    });
+    expect(toApiCall("PUT", "/apis/agentplane.dev/v1alpha1/namespaces/a/agentrevisions/r/status")).toEqual({
+      verb: "update",
+      group: "agentplane.dev",
+      resource: "agentrevisions/status",
+      namespace: "a",
+      name: "r",
+    });
+    expect(toApiCall("GET", "/api/v1/namespaces/a/pods")).toEqual({
+      verb: "list",
+      group: "",
+      resource: "pods",
+      namespace: "a",
+    });
+    expect(toApiCall("GET", "/apis/apps/v1")).toBeUndefined();
+    expect(toApiCall("GET", "/version")).toBeUndefined();
+  });
+});
