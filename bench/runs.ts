@@ -1,0 +1,231 @@
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { MemorySaver } from "@langchain/langgraph";
+import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
+import { percentile, round } from "./support/measure.ts";
+import { referenceCliPath, startReferenceServer } from "./support/reference-server.ts";
+import type { BenchResult } from "./types.ts";
+
+const CLIENTS = 32;
+const SECONDS = 5;
+const FIRST_EVENT_SAMPLES = 100;
+const exampleProject = join(dirname(fileURLToPath(import.meta.url)), "../agent-server/example/langgraph.json");
+const input = { messages: [{ role: "human", content: "how fast is this server?" }] };
+
+/** One JSON request over a kept-alive connection; resolves with the status and the body text. */
+function call(
+  agent: Agent,
+  url: string,
+  method: "POST" | "GET",
+  body?: unknown,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, agent, headers: { "content-type": "application/json" } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+interface Load {
+  perSecond: number;
+  latencies: number[];
+  failed: number;
+}
+
+/** `clients` loops doing `cycle` for `seconds`; latencies are of the whole cycle. */
+async function load(clients: number, seconds: number, cycle: (client: number) => Promise<boolean>): Promise<Load> {
+  const latencies: number[] = [];
+  let failed = 0;
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      while (performance.now() < end) {
+        const began = performance.now();
+        if (await cycle(client).catch(() => false)) latencies.push(performance.now() - began);
+        else failed++;
+      }
+    }),
+  );
+  return { perSecond: latencies.length / ((performance.now() - start) / 1000), latencies, failed };
+}
+
+/** Create a thread, then run the agent on it and wait for the answer: the run latency is the second call. */
+function statefulCycle(urls: string[], agent: Agent, runLatencies: number[]) {
+  return async (client: number) => {
+    const url = urls[client % urls.length] as string;
+    const thread = await call(agent, `${url}/threads`, "POST", {});
+    if (thread.status !== 200) return false;
+    const { thread_id } = JSON.parse(thread.text) as { thread_id: string };
+    const began = performance.now();
+    const run = await call(agent, `${url}/threads/${thread_id}/runs/wait`, "POST", { assistant_id: "agent", input });
+    runLatencies.push(performance.now() - began);
+    return run.status === 200 && run.text.includes("how fast");
+  };
+}
+
+/** CPU seconds (user + system) a process used so far, from /proc; undefined where there is none. */
+function processCpuSeconds(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The ceiling: the same graph invoked in this process with an in-memory checkpointer, no server.
+ * Also its CPU time per run, which unlike throughput does not depend on how busy the machine is.
+ */
+async function inProcessCeiling(): Promise<{ perSecond: number; cpuMsPerRun: number }> {
+  process.env.ECHO_MODEL_PREFIX ??= "You said: ";
+  const { graph } = await import("../agent-server/example/src/agent.ts");
+  graph.checkpointer = new MemorySaver();
+  const cpu = process.cpuUsage();
+  const result = await load(CLIENTS, SECONDS, async () => {
+    const values = await graph.invoke(input, { configurable: { thread_id: randomUUID() } });
+    return values.messages.length === 2;
+  });
+  const used = process.cpuUsage(cpu);
+  return { perSecond: result.perSecond, cpuMsPerRun: (used.user + used.system) / 1000 / result.latencies.length };
+}
+
+async function timeToFirstEvent(url: string, agent: Agent): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < FIRST_EVENT_SAMPLES; i++) {
+    const thread = JSON.parse((await call(agent, `${url}/threads`, "POST", {})).text) as { thread_id: string };
+    const began = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      const req = request(
+        `${url}/threads/${thread.thread_id}/runs/stream`,
+        { method: "POST", agent, headers: { "content-type": "application/json" } },
+        (res) => {
+          let first = true;
+          res.on("data", () => {
+            if (first) samples.push(performance.now() - began);
+            first = false;
+          });
+          res.on("end", resolve);
+          res.on("error", reject);
+        },
+      );
+      req.on("error", reject);
+      req.end(JSON.stringify({ assistant_id: "agent", input }));
+    });
+  }
+  return samples;
+}
+
+/** The reference server on the same graph under the same load, when it is installed; else undefined. */
+async function referenceRunsPerSecond(agent: Agent): Promise<number | undefined> {
+  const cli = referenceCliPath();
+  if (!cli) {
+    console.error("bench: runs: reference server not installed (set AGENTPLANE_REFERENCE_CLI), comparison skipped");
+    return undefined;
+  }
+  const server = await startReferenceServer(cli, exampleProject);
+  try {
+    await load(CLIENTS, 1, statefulCycle([server.url], agent, [])); // warm-up
+    return (await load(CLIENTS, SECONDS, statefulCycle([server.url], agent, []))).perSecond;
+  } finally {
+    await server.stop();
+  }
+}
+
+const serverEnv = { N_WORKERS: "16", RUN_LEASE_MS: "15000", RUN_POLL_MS: "1000", STREAM_HEARTBEAT_MS: "5000" };
+
+export async function run(redisUrl: string): Promise<BenchResult[]> {
+  const prefix = `bench-runs-${randomUUID().slice(0, 8)}:`;
+  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS * 2 });
+  const servers: ServerProcess[] = [];
+  try {
+    const ceiling = await inProcessCeiling();
+    servers.push(await spawnServer(redisUrl, prefix, serverEnv, exampleProject));
+    const one = [servers[0]?.url as string];
+    await load(CLIENTS, 1, statefulCycle(one, agent, [])); // warm-up
+    const runLatencies: number[] = [];
+    const pid = servers[0]?.pid as number;
+    const cpuBefore = processCpuSeconds(pid);
+    const single = await load(CLIENTS, SECONDS, statefulCycle(one, agent, runLatencies));
+    const cpuAfter = processCpuSeconds(pid);
+    const serverCpuMsPerRun =
+      cpuBefore === undefined || cpuAfter === undefined
+        ? Number.NaN
+        : ((cpuAfter - cpuBefore) * 1000) / single.latencies.length;
+    const stateless = await load(
+      CLIENTS,
+      SECONDS,
+      async () => (await call(agent, `${one[0]}/runs/wait`, "POST", { assistant_id: "agent", input })).status === 200,
+    );
+    const firstEvent = await timeToFirstEvent(one[0] as string, agent);
+
+    servers.push(await spawnServer(redisUrl, prefix, serverEnv, exampleProject));
+    const both = servers.map((server) => server.url);
+    await load(CLIENTS, 1, statefulCycle(both, agent, []));
+    const double = await load(CLIENTS, SECONDS, statefulCycle(both, agent, []));
+
+    const reference = await referenceRunsPerSecond(agent);
+    const failed = single.failed + stateless.failed + double.failed;
+    const referenceRows: BenchResult[] =
+      reference === undefined
+        ? []
+        : [
+            { name: "runs: reference server (langgraphjs dev), same cycle", value: round(reference), unit: "runs/s" },
+            {
+              name: "runs: 1 process / reference server",
+              value: round(single.perSecond / reference, 1),
+              unit: "x",
+              target: ">= 5",
+            },
+          ];
+    return [
+      ...referenceRows,
+      { name: "runs: in-process ceiling (graph.invoke, MemorySaver)", value: round(ceiling.perSecond), unit: "runs/s" },
+      { name: "runs: create thread + run/wait, 32 clients, 1 process", value: round(single.perSecond), unit: "runs/s" },
+      {
+        name: "runs: 1 process / in-process ceiling",
+        value: round((single.perSecond / ceiling.perSecond) * 100),
+        unit: "%",
+        target: ">= 60",
+      },
+      { name: "runs: CPU per run, in-process ceiling", value: round(ceiling.cpuMsPerRun, 2), unit: "ms" },
+      { name: "runs: CPU per run, server process (thread + run/wait)", value: round(serverCpuMsPerRun, 2), unit: "ms" },
+      {
+        name: "runs: CPU efficiency vs in-process ceiling",
+        value: round((ceiling.cpuMsPerRun / serverCpuMsPerRun) * 100),
+        unit: "%",
+        target: ">= 60",
+      },
+      { name: "runs: run/wait latency p50 (32 clients)", value: round(percentile(runLatencies, 50)), unit: "ms" },
+      {
+        name: "runs: run/wait latency p99 (32 clients)",
+        value: round(percentile(runLatencies, 99)),
+        unit: "ms",
+        target: "<= 50",
+      },
+      { name: "runs: stateless runs/wait, 32 clients", value: round(stateless.perSecond), unit: "runs/s" },
+      { name: "runs: time to first SSE event p50", value: round(percentile(firstEvent, 50)), unit: "ms" },
+      { name: "runs: time to first SSE event p99", value: round(percentile(firstEvent, 99)), unit: "ms" },
+      { name: "runs: create thread + run/wait, 2 processes", value: round(double.perSecond), unit: "runs/s" },
+      {
+        name: "runs: 2 processes / 1 process",
+        value: round(double.perSecond / single.perSecond, 2),
+        unit: "x",
+      },
+      { name: "runs: failed requests", value: failed, unit: "requests", target: "<= 0" },
+    ];
+  } finally {
+    agent.destroy();
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
