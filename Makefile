@@ -39,3 +39,24 @@ bench: build
 
 clean:
 	rm -rf node_modules */node_modules */dist
+
+## Packaging: images, Helm chart, local k3d cluster (see README, Images / Local cluster).
+.PHONY: images chart-crds chart-docs cluster-up cluster-e2e cluster-down
+
+images:
+	scripts/cluster-images.sh
+
+chart-crds:
+	cp crds/*.yaml charts/agentplane/crds/
+
+chart-docs: install
+	node scripts/chart-values-table.ts --write README.md
+
+cluster-up: install
+	scripts/cluster-up.sh
+
+cluster-e2e: install
+	scripts/cluster-e2e.sh
+
+cluster-down:
+	scripts/cluster-down.sh
