@@ -1,16 +1,9 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testRedisUrl, uniquePrefix } from "../../../test/support/redis.ts";
-import { type ApiServer, startApiServer } from "../storage/contract-server.ts";
-import { createMemoryStorage } from "../storage/memory.ts";
-import { createRedisStorage } from "../storage/redis.ts";
-import type { Storage } from "../storage/types.ts";
+import { type ApiServer, startApiServer, storageBackends } from "../storage/testing/api-server.ts";
 import { defaultAssistantId } from "./resolve.ts";
 
-const backends: [string, () => Promise<Storage>][] = [
-  ["memory", async () => createMemoryStorage()],
-  ["redis", () => createRedisStorage({ url: testRedisUrl(), prefix: uniquePrefix("assistants-http") })],
-];
+const backends = storageBackends("assistants-http");
 
 describe.each(backends)("assistant routes on %s storage", (_kind, makeStorage) => {
   let api: ApiServer;
@@ -21,14 +14,7 @@ describe.each(backends)("assistant routes on %s storage", (_kind, makeStorage) =
   });
   afterAll(() => api.close());
 
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${api.url}${path}`, {
-      method,
-      headers: { "content-type": "application/json" },
-      body: typeof body === "string" ? body : body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any, headers: res.headers };
-  };
+  const call = (method: string, path: string, body?: unknown) => api.call(method, path, body);
 
   it("creates, reads, patches into versions, restores a version and deletes", async () => {
     const created = await client.assistants.create({

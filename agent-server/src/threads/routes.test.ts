@@ -1,15 +1,8 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testRedisUrl, uniquePrefix } from "../../../test/support/redis.ts";
-import { type ApiServer, startApiServer } from "../storage/contract-server.ts";
-import { createMemoryStorage } from "../storage/memory.ts";
-import { createRedisStorage } from "../storage/redis.ts";
-import type { Storage } from "../storage/types.ts";
+import { type ApiServer, startApiServer, storageBackends } from "../storage/testing/api-server.ts";
 
-const backends: [string, () => Promise<Storage>][] = [
-  ["memory", async () => createMemoryStorage()],
-  ["redis", () => createRedisStorage({ url: testRedisUrl(), prefix: uniquePrefix("threads-http") })],
-];
+const backends = storageBackends("threads-http");
 
 describe.each(backends)("thread routes on %s storage", (_kind, makeStorage) => {
   let api: ApiServer;
@@ -20,18 +13,7 @@ describe.each(backends)("thread routes on %s storage", (_kind, makeStorage) => {
   });
   afterAll(() => api.close());
 
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${api.url}${path}`, {
-      method,
-      headers: { "content-type": "application/json" },
-      body: typeof body === "string" ? body : body === undefined ? undefined : JSON.stringify(body),
-    });
-    return {
-      status: res.status,
-      body: (res.status === 204 ? undefined : await res.json()) as any,
-      headers: res.headers,
-    };
-  };
+  const call = (method: string, path: string, body?: unknown) => api.call(method, path, body);
   /** Runs the echo graph on a thread, so it has checkpoints and values. */
   const runOn = async (threadId: string, topic: string) => {
     const graph = await api.ctx.graphs.get("agent");

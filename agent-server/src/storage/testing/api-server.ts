@@ -1,12 +1,15 @@
 import { createJsonApp, createLogger, errorHandler, listen, mountRoutes, notFoundHandler } from "@agentplane/common";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
-import { assistantRoutes } from "../assistants/routes.ts";
-import { loadConfig } from "../config.ts";
-import type { ServerContext } from "../context.ts";
-import { deriveGraphSchemas } from "../graphs/schemas.ts";
-import type { AnyCompiledGraph, GraphRegistry } from "../graphs/types.ts";
-import { threadRoutes } from "../threads/routes.ts";
-import type { Storage } from "./types.ts";
+import { testRedisUrl, uniquePrefix } from "../../../../test/support/redis.ts";
+import { assistantRoutes } from "../../assistants/routes.ts";
+import { loadConfig } from "../../config.ts";
+import type { ServerContext } from "../../context.ts";
+import { deriveGraphSchemas } from "../../graphs/schemas.ts";
+import type { AnyCompiledGraph, GraphRegistry } from "../../graphs/types.ts";
+import { threadRoutes } from "../../threads/routes.ts";
+import { createMemoryStorage } from "../memory.ts";
+import { createRedisStorage } from "../redis.ts";
+import type { Storage } from "../types.ts";
 
 const State = Annotation.Root({
   topic: Annotation<string>,
@@ -36,7 +39,17 @@ export function echoGraphRegistry(storage: Storage): GraphRegistry {
 export interface ApiServer {
   url: string;
   ctx: ServerContext;
+  /** A raw JSON request, for what the SDK does not cover (bad input, headers). */
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
   close(): Promise<void>;
+}
+
+/** Both storage backends, for `describe.each`: the routes must behave the same on each. */
+export function storageBackends(label: string): [string, () => Promise<Storage>][] {
+  return [
+    ["memory", async () => createMemoryStorage()],
+    ["redis", () => createRedisStorage({ url: testRedisUrl(), prefix: uniquePrefix(label) })],
+  ];
 }
 
 /** The assistant and thread routes over `storage`, on a free port. */
@@ -51,6 +64,14 @@ export async function startApiServer(storage: Storage): Promise<ApiServer> {
   return {
     url: server.url,
     ctx,
+    call: async (method, path, body) => {
+      const res = await fetch(`${server.url}${path}`, {
+        method,
+        headers: { "content-type": "application/json" },
+        body: typeof body === "string" ? body : body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: res.status === 204 ? undefined : await res.json(), headers: res.headers };
+    },
     close: async () => {
       await server.close(100);
       await storage.close();
