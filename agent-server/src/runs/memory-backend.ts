@@ -119,7 +119,8 @@ class MemoryRunStore implements RunStore {
       const resumed = entry.firstStartedAt !== undefined;
       entry.firstStartedAt ??= now;
       this.#set(entry, "running");
-      return { claimed: { run: entry.run, attempt: entry.attempt, firstStartedAt: entry.firstStartedAt, resumed } };
+      const claimed = { run: entry.run, attempt: entry.attempt, firstStartedAt: entry.firstStartedAt, resumed };
+      return { claimed, nextDueAt: this.#nextDueAt() };
     }
     return { nextDueAt: this.#nextDueAt() };
   }

@@ -51,8 +51,9 @@ return 1
 `);
 
 /**
- * ARGV: p, now ms, lease ms, now iso. Returns {run id, attempt, json, first start ms, resumed 0|1},
- * or {false, when the next delayed run is due (ms) or false} when nothing is due.
+ * ARGV: p, now ms, lease ms, now iso. Returns {run id, attempt, json, first start ms, resumed 0|1,
+ * when the next run is due (ms) or false}, or {false, when the next delayed run is due (ms) or
+ * false} when nothing is due.
  */
 export const CLAIM = new RedisScript(`${common}
 local now = tonumber(ARGV[2])
@@ -82,7 +83,9 @@ for _ = 1, 50 do
       redis.call('HSET', rk, 'status', 'running', 'updated_at', ARGV[4])
       redis.call('ZADD', p..'leases', now + tonumber(ARGV[3]), rid)
       local resumed = 1 - redis.call('HSETNX', rk, 'started_at', ARGV[2])
-      return {rid, attempt, redis.call('HGET', rk, 'json'), redis.call('HGET', rk, 'started_at'), resumed}
+      local nextDue = redis.call('ZRANGE', p..'ready', 0, 0, 'WITHSCORES')
+      return {rid, attempt, redis.call('HGET', rk, 'json'), redis.call('HGET', rk, 'started_at'), resumed,
+        nextDue[2] or false}
     end
   end
 end

@@ -101,12 +101,15 @@ export class RedisRunStore implements RunStore {
 
   async claim(leaseMs: number): Promise<{ claimed?: ClaimedRun; nextDueAt?: number }> {
     const reply = (await this.#eval(CLAIM, [Date.now(), leaseMs, nowIso()])) as
-      | [string, number, string, string, number]
+      | [string, number, string, string, number, string | null]
       | [null, string | null];
     if (reply[0] === null) return { nextDueAt: reply[1] === null ? undefined : Number(reply[1]) };
-    const [, attempt, json, startedAt, resumed] = reply;
+    const [, attempt, json, startedAt, resumed, nextDue] = reply;
     const run: Run = { ...(JSON.parse(json) as StoredRun), status: "running", updated_at: nowIso() };
-    return { claimed: { run, attempt: Number(attempt), firstStartedAt: Number(startedAt), resumed: resumed === 1 } };
+    return {
+      claimed: { run, attempt: Number(attempt), firstStartedAt: Number(startedAt), resumed: resumed === 1 },
+      nextDueAt: nextDue === null ? undefined : Number(nextDue),
+    };
   }
 
   async renew(runId: string, attempt: number, leaseMs: number): Promise<{ lost: boolean; cancel?: CancelAction }> {

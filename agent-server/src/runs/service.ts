@@ -163,18 +163,22 @@ export class RunService {
       headers,
       now: new Date().toISOString(),
     });
-    await this.ctx.storage.threads.update(thread.thread_id, {
-      status: "busy",
-      metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
-      // What graph factories are rebuilt with for this thread (state reads, later runs).
-      config: {
-        configurable: {
-          ...objectOr(assistant.config.configurable),
-          ...objectOr(thread.config.configurable),
-          ...objectOr(payload.config?.configurable),
+    await this.ctx.storage.threads.update(
+      thread.thread_id,
+      {
+        status: "busy",
+        metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+        // What graph factories are rebuilt with for this thread (state reads, later runs).
+        config: {
+          configurable: {
+            ...objectOr(assistant.config.configurable),
+            ...objectOr(thread.config.configurable),
+            ...objectOr(payload.config?.configurable),
+          },
         },
       },
-    });
+      thread,
+    );
     const previous = strategy === "interrupt" || strategy === "rollback" ? await store.inflight(thread.thread_id) : [];
     const startAt = Date.now() + (payload.after_seconds ?? 0) * 1000;
     const queued = await store.enqueue(run, { startAt, rejectIfBusy: strategy === "reject" });

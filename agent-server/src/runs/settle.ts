@@ -1,5 +1,5 @@
 import type { ServerContext } from "../context.ts";
-import type { JsonObject, ThreadStatus } from "../storage/types.ts";
+import type { JsonObject, Thread, ThreadStatus } from "../storage/types.ts";
 import { END_EVENT } from "../stream/event-log.ts";
 import type { RunEventWriter } from "../stream/writer.ts";
 import { toJsonValue } from "../threads/state.ts";
@@ -23,6 +23,8 @@ export interface RunEnd {
   attempt: number;
   /** This attempt's start (ISO), for the webhook. */
   startedAt: string;
+  /** The thread's record as the execution began: usually still current, so settling need not read it again. */
+  thread?: Thread;
 }
 
 /** `…/wait` body of a finished run. */
@@ -82,20 +84,28 @@ export async function settleRun(
   const status = runStatus(result);
   const error = result.kind === "failed" ? result.error : undefined;
   if (error) writer.push("error", error);
-  await writer.flush().catch((err) => ctx.logger.error({ err, run_id: run.run_id }, "storing run events failed"));
+  const rolledBack = status === "deleted";
+  // The queue length is read alongside the last events' append: one round trip to Redis, not two.
+  const [queued] = await Promise.all([
+    run.kwargs.temporary || rolledBack ? 0 : backend.store.queued(run.thread_id),
+    writer.flush().catch((err) => ctx.logger.error({ err, run_id: run.run_id }, "storing run events failed")),
+  ]);
   let values = result.values;
   if (!run.kwargs.temporary) {
-    const rolledBack = status === "deleted";
     // After a rollback the thread is what its earlier state says (values, pending interrupts).
     const settled = rolledBack ? await rollbackCheckpoints(ctx, run) : result;
     values = settled.values;
-    const queued = await backend.store.queued(run.thread_id);
-    const thread = await ctx.storage.threads.update(run.thread_id, {
-      status: threadStatus(settled, queued),
-      ...((rolledBack || (values !== undefined && values !== null)) && { values: values as JsonObject | null }),
-      interrupts: settled.kind === "done" ? settled.interrupts : {},
-      state_updated: true,
-    });
+    const queuedNow = rolledBack ? await backend.store.queued(run.thread_id) : queued;
+    const thread = await ctx.storage.threads.update(
+      run.thread_id,
+      {
+        status: threadStatus(settled, queuedNow),
+        ...((rolledBack || (values !== undefined && values !== null)) && { values: values as JsonObject | null }),
+        interrupts: settled.kind === "done" ? settled.interrupts : {},
+        state_updated: true,
+      },
+      end.thread,
+    );
     // The thread was deleted while the run executed: drop the checkpoints the run wrote since.
     if (!thread) await ctx.storage.checkpointer.deleteThread(run.thread_id);
   }

@@ -62,7 +62,8 @@ export interface RunStore {
   delete(runId: string): Promise<"deleted" | "running" | "missing">;
   /**
    * Takes the oldest due run of a thread that has no running run and marks it running under a
-   * lease; without one, tells when the next delayed run is due (epoch ms).
+   * lease; also tells when the next run is due (epoch ms; undefined: none queued), so a worker
+   * claims again at once only when there is more to take.
    */
   claim(leaseMs: number): Promise<{ claimed?: ClaimedRun; nextDueAt?: number }>;
   /** Extends the lease; `lost` when another worker took the run over, else the requested cancel action if any. */

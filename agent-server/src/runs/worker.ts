@@ -86,7 +86,8 @@ export class RunWorkerPool {
       }
       if (claim.claimed) {
         this.#startRun(claim.claimed);
-        continue;
+        // Claiming again right away is worth its round trip only when another run is already due.
+        if (claim.nextDueAt !== undefined && claim.nextDueAt <= Date.now()) continue;
       }
       if (this.#signalled) continue;
       // At capacity only a finishing run (a poke) frees a slot; else sleep until the next delayed run is due.
@@ -127,8 +128,8 @@ export class RunWorkerPool {
     writer.push("metadata", { run_id: run.run_id, attempt });
     // Creating the run marked the thread busy; the previous run's end may have raced with that.
     const { threads } = this.#ctx.storage;
-    const thread = await threads.get(run.thread_id);
-    if (thread && thread.status !== "busy") await threads.update(run.thread_id, { status: "busy" });
+    let thread = await threads.get(run.thread_id);
+    if (thread && thread.status !== "busy") thread = await threads.update(run.thread_id, { status: "busy" }, thread);
     if (!thread) {
       const error = { error: "ThreadNotFound", message: `Thread ${run.thread_id} was deleted before the run started` };
       const end: RunEnd = { result: { kind: "failed", error, values: null }, attempt, startedAt };
@@ -170,7 +171,7 @@ export class RunWorkerPool {
       await store.requeue(run.run_id, attempt);
       return;
     }
-    const end: RunEnd = { result, attempt, startedAt };
+    const end: RunEnd = { result, attempt, startedAt, thread };
     await settleRun(this.#ctx, this.#backend, run, end, writer);
   }
 

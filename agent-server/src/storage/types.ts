@@ -143,8 +143,12 @@ export interface ThreadUpdate {
 export interface ThreadStore {
   create(input: ThreadCreate): Promise<Thread>;
   get(threadId: string): Promise<Thread | undefined>;
-  /** Merges metadata (shallow) and applies server-maintained fields; undefined when unknown. */
-  update(threadId: string, update: ThreadUpdate): Promise<Thread | undefined>;
+  /**
+   * Merges metadata (shallow) and applies server-maintained fields; undefined when unknown.
+   * `current`, the record as the caller last read it, saves reading it again; if it is stale the
+   * update reads the stored record and applies to that.
+   */
+  update(threadId: string, update: ThreadUpdate, current?: Thread): Promise<Thread | undefined>;
   delete(threadId: string): Promise<boolean>;
   search(query: ThreadSearch): Promise<Page<Thread>>;
   count(filter: ThreadFilter): Promise<number>;

@@ -67,3 +67,32 @@ describe("redis thread search paths", () => {
     }
   });
 });
+
+describe("redis thread update from a record the caller already read", () => {
+  let client: RedisClient;
+  const prefix = uniquePrefix("thread-known");
+  beforeAll(async () => {
+    client = (await connectTestRedis()) as RedisClient;
+  });
+  afterAll(() => client.close());
+
+  it("applies to the stored record, also when the given one is stale or the thread is gone", async () => {
+    const store = new RedisThreadStore(client, prefix);
+    const read = await store.create({ metadata: { a: 1 } });
+    const current = await store.update(read.thread_id, { status: "busy" }, read);
+    expect(current).toMatchObject({ status: "busy", metadata: { a: 1 } });
+    // `read` is stale now: the update must not bring back its idle status or lose `b`.
+    await store.update(read.thread_id, { metadata: { b: 2 } });
+    const updated = await store.update(read.thread_id, { values: { x: 1 } }, read);
+    expect(updated).toMatchObject({ status: "busy", metadata: { a: 1, b: 2 }, values: { x: 1 } });
+    expect(await store.get(read.thread_id)).toEqual(updated);
+    expect(
+      await store.search({ status: "busy", limit: 10, offset: 0, sort_by: "created_at", sort_order: "desc" }),
+    ).toMatchObject({
+      items: [{ thread_id: read.thread_id }],
+    });
+    await store.delete(read.thread_id);
+    expect(await store.update(read.thread_id, { status: "idle" }, read)).toBeUndefined();
+    expect(await store.get(read.thread_id)).toBeUndefined();
+  });
+});

@@ -70,9 +70,12 @@ export class RedisThreadStore implements ThreadStore {
     return raw === null ? undefined : (JSON.parse(raw) as Thread);
   }
 
-  async update(threadId: string, update: ThreadUpdate): Promise<Thread | undefined> {
+  async update(threadId: string, update: ThreadUpdate, current?: Thread): Promise<Thread | undefined> {
+    // A record read from here serialises back to the stored text, which the write compares against.
+    let known = current === undefined ? undefined : JSON.stringify(current);
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const raw = await this.client.get(this.keys.record(threadId));
+      const raw = known ?? (await this.client.get(this.keys.record(threadId)));
+      known = undefined;
       if (raw === null) return undefined;
       const before = JSON.parse(raw) as Thread;
       const after = applyThreadUpdate(before, update, new Date().toISOString());
