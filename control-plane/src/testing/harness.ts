@@ -3,7 +3,15 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hashApiKey } from "@agentplane/common";
-import { AGENT_DEPLOYMENT_PLURAL, AGENT_REVISION_PLURAL, GROUP, loadCrdManifests, VERSION } from "@agentplane/crds";
+import {
+  AGENT_DEPLOYMENT_PLURAL,
+  AGENT_REVISION_PLURAL,
+  API_KEY_HASHES_KEY,
+  deploymentApiKeysSecretName,
+  GROUP,
+  loadCrdManifests,
+  VERSION,
+} from "@agentplane/crds";
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { SignJWT } from "jose";
 import { startKubeApiServer } from "../../../test/kube-apiserver/server.ts";
@@ -192,4 +200,14 @@ export function deploymentBody(name: string, overrides: Record<string, unknown> 
     secrets: [{ name: "OPENAI_API_KEY", value: "sk-test" }],
     ...overrides,
   };
+}
+
+/** The SHA-256 digests in a deployment's `<id>-api-keys` Secret (undefined when there is no such Secret). */
+export async function apiKeyHashesOf(cluster: Pick<Cluster, "core">, id: string): Promise<string[] | undefined> {
+  const secret = await cluster.core
+    .readNamespacedSecret({ namespace: "agents", name: deploymentApiKeysSecretName(id) })
+    .catch(() => undefined);
+  if (!secret) return undefined;
+  const text = Buffer.from(secret.data?.[API_KEY_HASHES_KEY] ?? "", "base64").toString("utf8");
+  return text.split("\n").filter(Boolean).sort();
 }
