@@ -14,6 +14,7 @@ import { mcpModule } from "./mcp/module.ts";
 import { metricsModule } from "./metrics/module.ts";
 import { ServerMetrics } from "./metrics/registry.ts";
 import { runsModule } from "./runs/module.ts";
+import { installPooledRandomValues } from "./runtime/pooled-random.ts";
 import { createMemoryStorage } from "./storage/memory.ts";
 import { createRedisStorage } from "./storage/redis.ts";
 import type { Storage } from "./storage/types.ts";
@@ -69,6 +70,7 @@ async function openStorage(config: ServerConfig, logger: Logger): Promise<Storag
 /** Builds storage, graphs and the HTTP app, runs module start hooks and listens. */
 export async function startAgentServer(config: ServerConfig, options: StartOptions = {}): Promise<AgentServer> {
   const logger = options.logger ?? createLogger("agent-server", config.logLevel);
+  installPooledRandomValues();
   const modules = options.modules ?? defaultModules();
   const storage = await openStorage(config, logger);
   const started: ServerModule[] = [];

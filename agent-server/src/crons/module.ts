@@ -1,7 +1,6 @@
 import type { ServerModule } from "../app.ts";
 import type { ServerContext } from "../context.ts";
 import type { RunService } from "../runs/service.ts";
-import { connectRedis, type RedisClient } from "../storage/redis-client.ts";
 import { MemoryCronStore } from "./memory-store.ts";
 import { RedisCronStore } from "./redis-store.ts";
 import { cronRoutes } from "./routes.ts";
@@ -31,7 +30,7 @@ export interface CronsModule extends ServerModule {
  */
 export function cronsModule(runs: () => RunService, options: CronsModuleOptions = {}): CronsModule {
   const settings = options.settings ?? cronSettingsFromEnv();
-  let started: { service: CronService; scheduler: CronScheduler; redis?: RedisClient } | undefined;
+  let started: { service: CronService; scheduler: CronScheduler } | undefined;
   const get = () => {
     if (!started) throw new Error("the crons module has not started");
     return started;
@@ -42,7 +41,7 @@ export function cronsModule(runs: () => RunService, options: CronsModuleOptions 
     scheduler: () => get().scheduler,
     async start(ctx: ServerContext) {
       const { storage } = ctx.config;
-      const redis = storage.kind === "redis" ? await connectRedis(storage.url, ctx.logger) : undefined;
+      const redis = ctx.storage.redis;
       const store =
         redis && storage.kind === "redis" ? new RedisCronStore(redis, storage.prefix) : new MemoryCronStore();
       const service = new CronService(ctx, store, runs, { allowSeconds: settings.allowSeconds });
@@ -55,13 +54,12 @@ export function cronsModule(runs: () => RunService, options: CronsModuleOptions 
         onStep: crashAfter && ((step) => step === crashAfter && process.kill(process.pid, "SIGKILL")),
       });
       scheduler.start();
-      started = { service, scheduler, redis };
+      started = { service, scheduler };
     },
     routes: () => cronRoutes(() => get().service),
     async stop() {
       if (!started) return;
       await started.scheduler.stop();
-      await started.redis?.close();
       started = undefined;
     },
   };

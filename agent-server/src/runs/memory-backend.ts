@@ -6,6 +6,7 @@ import type {
   CancelOutcome,
   ClaimedRun,
   ClosingEvent,
+  EnqueueOptions,
   EnqueueOutcome,
   ExpiredRun,
   RunListQuery,
@@ -51,17 +52,24 @@ class MemoryRunStore implements RunStore {
     entry.run = { ...entry.run, status, updated_at: nowIso() };
   }
 
-  async enqueue(
-    run: Run,
-    { startAt, rejectIfBusy }: { startAt: number; rejectIfBusy: boolean },
-  ): Promise<EnqueueOutcome> {
-    if (this.#runs.has(run.run_id)) return "exists";
+  async enqueue(run: Run, { startAt, rejectIfBusy, claimLeaseMs }: EnqueueOptions): Promise<EnqueueOutcome> {
+    if (this.#runs.has(run.run_id)) return { outcome: "exists" };
     const queue = this.#queue(run.thread_id);
-    if (rejectIfBusy && (queue.length > 0 || this.#active.has(run.thread_id))) return "busy";
+    const idle = queue.length === 0 && !this.#active.has(run.thread_id);
+    if (rejectIfBusy && !idle) return { outcome: "busy" };
+    const now = Date.now();
+    if (idle && claimLeaseMs !== undefined && startAt <= now) {
+      const entry: Entry = { run: { ...run, status: "running" }, attempt: 1, startAt: now, seq: ++this.#seq };
+      entry.leaseUntil = now + claimLeaseMs;
+      entry.firstStartedAt = now;
+      this.#runs.set(run.run_id, entry);
+      this.#active.set(run.thread_id, run.run_id);
+      return { outcome: "claimed", claimed: { run: entry.run, attempt: 1, firstStartedAt: now, resumed: false } };
+    }
     this.#runs.set(run.run_id, { run: { ...run, status: "pending" }, attempt: 0, startAt, seq: ++this.#seq });
     queue.push(run.run_id);
     this.#signals.emit("wake", run.thread_id);
-    return "queued";
+    return { outcome: "queued" };
   }
 
   async get(runId: string): Promise<Run | undefined> {

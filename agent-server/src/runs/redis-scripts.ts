@@ -27,20 +27,32 @@ end
 `;
 
 /**
- * ARGV: p, run id, thread id, json, now iso, start_at ms, reject-if-busy (1|0). Returns 1, 0 when
- * busy, or 2 when a run with that id exists (it is left as it is: creating a given id is idempotent).
+ * ARGV: p, run id, thread id, json, now iso, start_at ms, reject-if-busy (1|0), claim lease ms
+ * (0: queue only). Returns 1 when queued, 3 when claimed at once (due, thread free, a lease was
+ * asked for: the run is running with attempt 1 and is not queued), 0 when busy, or 2 when a run
+ * with that id exists (it is left as it is: creating a given id is idempotent).
  */
 export const ENQUEUE = new RedisScript(`${common}
 local rid, tid = ARGV[2], ARGV[3]
-local q, a = p..'tq:'..tid, p..'ta:'..tid
-if redis.call('EXISTS', p..'run:'..rid) == 1 then return 2 end
-if ARGV[7] == '1' and (redis.call('LLEN', q) > 0 or redis.call('EXISTS', a) == 1) then return 0 end
+local q, a, rk = p..'tq:'..tid, p..'ta:'..tid, p..'run:'..rid
+if redis.call('EXISTS', rk) == 1 then return 2 end
+local idle = redis.call('LLEN', q) == 0 and redis.call('EXISTS', a) == 0
+if ARGV[7] == '1' and not idle then return 0 end
 local seq = redis.call('INCR', p..'seq')
-redis.call('HSET', p..'run:'..rid, 'json', ARGV[4], 'status', 'pending', 'updated_at', ARGV[5], 'attempt', 0,
-  'start_at', ARGV[6], 'thread_id', tid, 'seq', seq)
-redis.call('RPUSH', q, rid)
 redis.call('ZADD', p..'tr:'..tid, seq, rid)
 redis.call('ZADD', p..'inflight', seq, rid)
+local leaseMs = tonumber(ARGV[8])
+if idle and leaseMs > 0 then
+  local now = tonumber(ARGV[6])
+  redis.call('HSET', rk, 'json', ARGV[4], 'status', 'running', 'updated_at', ARGV[5], 'attempt', 1,
+    'start_at', now, 'started_at', now, 'thread_id', tid, 'seq', seq)
+  redis.call('SET', a, rid)
+  redis.call('ZADD', p..'leases', now + leaseMs, rid)
+  return 3
+end
+redis.call('HSET', rk, 'json', ARGV[4], 'status', 'pending', 'updated_at', ARGV[5], 'attempt', 0,
+  'start_at', ARGV[6], 'thread_id', tid, 'seq', seq)
+redis.call('RPUSH', q, rid)
 if redis.call('LLEN', q) == 1 then
   redis.call('ZADD', p..'ready', ARGV[6], tid)
 else

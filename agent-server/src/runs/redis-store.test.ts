@@ -38,7 +38,7 @@ function setup() {
 }
 
 const enqueue = (store: RedisRunStore, runId: string, threadId: string, startAt = Date.now(), rejectIfBusy = false) =>
-  store.enqueue(newRun(runId, threadId), { startAt, rejectIfBusy });
+  store.enqueue(newRun(runId, threadId), { startAt, rejectIfBusy }).then((result) => result.outcome);
 
 describe("RedisRunStore", () => {
   it("claims one run per thread at a time, in arrival order, threads in parallel", async () => {
@@ -79,6 +79,43 @@ describe("RedisRunStore", () => {
     expect(await store.queued("T")).toBe(0);
     expect((await store.get("slot"))?.status).toBe("success");
     expect(await store.list("T", { limit: 10, offset: 0 })).toHaveLength(1);
+  });
+
+  it("claims a run at creation for a free local worker only when it is due and its thread has no other run", async () => {
+    const { store } = setup();
+    const claimNow = (runId: string, threadId: string, startAt = Date.now()) =>
+      store.enqueue(newRun(runId, threadId), { startAt, rejectIfBusy: false, claimLeaseMs: 10_000 });
+    const first = await claimNow("first", "T");
+    expect(first).toMatchObject({
+      outcome: "claimed",
+      claimed: { attempt: 1, resumed: false, run: { status: "running" } },
+    });
+    expect((await store.get("first"))?.status).toBe("running");
+    // The thread is taken: the next run queues behind it, in order, and nobody else can claim the first.
+    expect((await claimNow("second", "T")).outcome).toBe("queued");
+    expect((await store.claim(10_000)).claimed).toBeUndefined();
+    expect((await store.inflight("T")).map((run) => run.run_id)).toEqual(["first", "second"]);
+    expect(await store.renew("first", 1, 10_000)).toEqual({ lost: false, cancel: undefined });
+    expect(await store.finish("first", 1, "success", closing)).toBe(true);
+    expect((await store.claim(10_000)).claimed?.run.run_id).toBe("second");
+    // Delayed runs are never claimed early.
+    expect((await claimNow("later", "U", Date.now() + 60_000)).outcome).toBe("queued");
+    expect((await store.get("later"))?.status).toBe("pending");
+    expect((await claimNow("first", "V")).outcome).toBe("exists");
+  });
+
+  it("takes a run claimed at creation over like any other when its worker dies", async () => {
+    const { store } = setup();
+    const created = await store.enqueue(newRun("r", "T"), {
+      startAt: Date.now(),
+      rejectIfBusy: false,
+      claimLeaseMs: 50,
+    });
+    expect(created.outcome).toBe("claimed");
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(await store.sweepExpired(3)).toEqual([{ runId: "r", threadId: "T", outcome: "pending", attempt: 1 }]);
+    expect((await store.claim(10_000)).claimed).toMatchObject({ attempt: 2, resumed: true });
+    expect(await store.finish("r", 1, "success", closing)).toBe(false);
   });
 
   it("cancels pending runs at once and signals running ones through the lease", async () => {

@@ -7,6 +7,7 @@ import type {
   CancelOutcome,
   ClaimedRun,
   ClosingEvent,
+  EnqueueOptions,
   EnqueueOutcome,
   ExpiredRun,
   RunListQuery,
@@ -36,20 +37,24 @@ export class RedisRunStore implements RunStore {
     return script.run(this.#redis, [], [this.#prefix, ...args.map(String)]);
   }
 
-  async enqueue(
-    run: Run,
-    { startAt, rejectIfBusy }: { startAt: number; rejectIfBusy: boolean },
-  ): Promise<EnqueueOutcome> {
+  async enqueue(run: Run, { startAt, rejectIfBusy, claimLeaseMs }: EnqueueOptions): Promise<EnqueueOutcome> {
     const { status: _status, updated_at, ...stored } = run;
+    const now = Date.now();
+    const claimNow = claimLeaseMs !== undefined && startAt <= now;
     const result = await this.#eval(ENQUEUE, [
       run.run_id,
       run.thread_id,
       JSON.stringify(stored),
       updated_at,
-      startAt,
+      claimNow ? now : startAt,
       rejectIfBusy ? 1 : 0,
+      claimNow ? claimLeaseMs : 0,
     ]);
-    return result === 1 ? "queued" : result === 2 ? "exists" : "busy";
+    if (result === 3) {
+      const claimed = { run: { ...run, status: "running" as const }, attempt: 1, firstStartedAt: now, resumed: false };
+      return { outcome: "claimed", claimed };
+    }
+    return { outcome: result === 1 ? "queued" : result === 2 ? "exists" : "busy" };
   }
 
   async #load(runIds: string[]): Promise<Run[]> {

@@ -8,6 +8,7 @@ import { END_EVENT } from "../stream/event-log.ts";
 import type { RunBackend } from "./backend.ts";
 import type { CancelAction, Run, RunCreateStateful } from "./schemas.ts";
 import { type RunOutcome, settleCancelledPending } from "./settle.ts";
+import type { WorkerSlot } from "./worker.ts";
 
 export type RunCreate = RunCreateStateful & { on_completion?: "delete" | "keep" };
 
@@ -85,14 +86,58 @@ export function buildRun(
   };
 }
 
+/** This process's workers as creating and awaiting runs see them (the worker pool). */
+export interface LocalWorkers {
+  /** A free worker for a run about to be created, or undefined when all are busy. */
+  reserve(): WorkerSlot | undefined;
+  /** The outcome of a run executing in this process, once it settles; undefined when it is not executing here. */
+  outcome(runId: string): Promise<RunOutcome | undefined> | undefined;
+}
+
+/**
+ * Resolves with `outcome`, or undefined when `signal` aborts first; calls `onIdle` after each
+ * `idleMs` of waiting.
+ */
+async function awaitWithHeartbeat<T>(
+  outcome: Promise<T>,
+  signal: AbortSignal,
+  idleMs: number,
+  onIdle?: () => void,
+): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    for (;;) {
+      const idle = new Promise<"idle">((resolve) => {
+        timer = setTimeout(() => resolve("idle"), idleMs);
+      });
+      const first = await Promise.race([outcome, aborted, idle]);
+      clearTimeout(timer);
+      if (first !== "idle") return first;
+      onIdle?.();
+    }
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  }
+}
+
 /** Creating, finding, cancelling and awaiting runs; the queue and workers do the executing. */
 export class RunService {
   readonly ctx: ServerContext;
   readonly backend: RunBackend;
+  readonly #workers: LocalWorkers | undefined;
 
-  constructor(ctx: ServerContext, backend: RunBackend) {
+  /** Without `workers` every run goes through the queue and is awaited through the event log. */
+  constructor(ctx: ServerContext, backend: RunBackend, workers?: LocalWorkers) {
     this.ctx = ctx;
     this.backend = backend;
+    this.#workers = workers;
   }
 
   async #assistant(idOrGraphId: string): Promise<Assistant> {
@@ -163,7 +208,7 @@ export class RunService {
       headers,
       now: new Date().toISOString(),
     });
-    await this.ctx.storage.threads.update(
+    const busyThread = await this.ctx.storage.threads.update(
       thread.thread_id,
       {
         status: "busy",
@@ -181,9 +226,18 @@ export class RunService {
     );
     const previous = strategy === "interrupt" || strategy === "rollback" ? await store.inflight(thread.thread_id) : [];
     const startAt = Date.now() + (payload.after_seconds ?? 0) * 1000;
-    const queued = await store.enqueue(run, { startAt, rejectIfBusy: strategy === "reject" });
-    if (queued === "busy") throw conflict(BUSY_MESSAGE);
-    if (queued === "exists") return this.#createdMeanwhile(run);
+    // A free worker here takes the run as it is stored when its thread has nothing else to do.
+    const slot = payload.after_seconds ? undefined : this.#workers?.reserve();
+    const queued = await store
+      .enqueue(run, { startAt, rejectIfBusy: strategy === "reject", claimLeaseMs: slot?.leaseMs })
+      .catch((error: unknown) => {
+        slot?.release();
+        throw error;
+      });
+    if (queued.outcome === "claimed") slot?.start(queued.claimed, busyThread);
+    else slot?.release();
+    if (queued.outcome === "busy") throw conflict(BUSY_MESSAGE);
+    if (queued.outcome === "exists") return this.#createdMeanwhile(run);
     for (const earlier of previous) await this.cancel(earlier, strategy as CancelAction);
     return run;
   }
@@ -253,6 +307,12 @@ export class RunService {
    * (for keep-alive bytes). Runs that ended without a log entry answer from their record.
    */
   async outcome(run: Run, signal: AbortSignal, idleMs: number, onIdle?: () => void): Promise<RunOutcome | undefined> {
+    // A run executing in this process is awaited here: no subscription, no reading of its log.
+    const local = this.#workers?.outcome(run.run_id);
+    if (local) {
+      const outcome = await awaitWithHeartbeat(local, signal, idleMs, onIdle);
+      if (outcome || signal.aborted) return outcome;
+    }
     const { events, store } = this.backend;
     // Answers from the record when the run ended without a readable log (expired, never executed).
     const fromRecord = async (current: Run | undefined): Promise<RunOutcome> => {

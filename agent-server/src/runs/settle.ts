@@ -72,6 +72,7 @@ async function publishOutcome(backend: RunBackend, runId: string, outcome: RunOu
 /**
  * After an execution: error event, thread status and values, run status (which frees the
  * thread for its next run), the closing log entry, the webhook and the temporary thread's removal.
+ * Returns the outcome, or undefined when the run's lease was lost (another worker owns it now).
  */
 export async function settleRun(
   ctx: ServerContext,
@@ -79,7 +80,7 @@ export async function settleRun(
   run: Run,
   end: RunEnd,
   writer: RunEventWriter,
-): Promise<void> {
+): Promise<RunOutcome | undefined> {
   const { result } = end;
   const status = runStatus(result);
   const error = result.kind === "failed" ? result.error : undefined;
@@ -115,7 +116,7 @@ export async function settleRun(
     keepSeconds: FINISHED_STREAM_TTL_SECONDS,
     temporary: run.kwargs.temporary,
   };
-  if (!(await backend.store.finish(run.run_id, end.attempt, status, closing))) return;
+  if (!(await backend.store.finish(run.run_id, end.attempt, status, closing))) return undefined;
   if (run.kwargs.webhook && status !== "deleted") {
     void sendWebhook(
       run.kwargs.webhook,
@@ -132,6 +133,7 @@ export async function settleRun(
     );
   }
   if (run.kwargs.temporary) await deleteTemporaryThread(ctx, run.thread_id);
+  return outcome;
 }
 
 export async function deleteTemporaryThread(ctx: ServerContext, threadId: string): Promise<void> {

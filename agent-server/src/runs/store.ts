@@ -13,7 +13,20 @@ export interface ClaimedRun {
 /** What `cancel` found: a pending run is cancelled at once, a running one is signalled. */
 export type CancelOutcome = "cancelled" | "signalled" | "finished" | "missing";
 
-export type EnqueueOutcome = "queued" | "busy" | "exists";
+/** `claimed`: the run was due and its thread free, so it was taken for this process's worker at once. */
+export type EnqueueOutcome = { outcome: "queued" | "busy" | "exists" } | { outcome: "claimed"; claimed: ClaimedRun };
+
+export interface EnqueueOptions {
+  /** Epoch ms the run is due. */
+  startAt: number;
+  rejectIfBusy: boolean;
+  /**
+   * A worker of this process is free: when the run is due now and its thread has no other run,
+   * claim it for that worker under a lease of this length instead of queueing it (no queue
+   * round trip, no wake-up of other processes).
+   */
+  claimLeaseMs?: number;
+}
 
 /** A run whose worker stopped renewing its lease, and what the sweep did with it. */
 export interface ExpiredRun {
@@ -45,10 +58,11 @@ export interface RunListQuery {
  */
 export interface RunStore {
   /**
-   * Stores the run `pending` and queues it. Nothing is stored when `rejectIfBusy` and the thread
-   * has work (`busy`), or when a run with that id already exists (`exists`: a given id is created once).
+   * Stores the run `pending` and queues it (or claims it, see `claimLeaseMs`). Nothing is stored when
+   * `rejectIfBusy` and the thread has work (`busy`), or when a run with that id already exists
+   * (`exists`: a given id is created once).
    */
-  enqueue(run: Run, options: { startAt: number; rejectIfBusy: boolean }): Promise<EnqueueOutcome>;
+  enqueue(run: Run, options: EnqueueOptions): Promise<EnqueueOutcome>;
   get(runId: string): Promise<Run | undefined>;
   /** Runs of a thread, newest first. */
   list(threadId: string, query: RunListQuery): Promise<Run[]>;

@@ -1,9 +1,10 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ServerContext } from "../context.ts";
+import type { Thread } from "../storage/types.ts";
 import { RunEventWriter } from "../stream/writer.ts";
 import type { RunBackend } from "./backend.ts";
 import { executeRun } from "./execute.ts";
-import { type RunEnd, settleAbandoned, settleRun } from "./settle.ts";
+import { type RunEnd, type RunOutcome, settleAbandoned, settleRun } from "./settle.ts";
 import type { ClaimedRun } from "./store.ts";
 
 export interface WorkerPoolOptions {
@@ -31,7 +32,18 @@ const LEASE_LOST = "lease-lost";
 
 interface ActiveRun {
   controller: AbortController;
-  done: Promise<void>;
+  /** The outcome once settled; undefined when the execution ended without one (lease lost, shutdown). */
+  done: Promise<RunOutcome | undefined>;
+}
+
+/** A free worker held for a run being created in this process (see `RunWorkerPool.reserve`). */
+export interface WorkerSlot {
+  /** Lease to claim the run under. */
+  leaseMs: number;
+  /** Executes the run claimed for this worker; `thread` is the thread's record as creating the run left it. */
+  start(claimed: ClaimedRun, thread?: Thread): void;
+  /** The run was queued instead (its thread had work): the worker is free again. */
+  release(): void;
 }
 
 /**
@@ -48,6 +60,10 @@ export class RunWorkerPool {
   #stopping = false;
   #wake: (() => void) | undefined;
   #signalled = false;
+  /** Workers held by `reserve` for runs being created. */
+  #reserved = 0;
+  /** Work may be queued that this process did not try to claim (it was at capacity). */
+  #workWaiting = false;
   #loop: Promise<void> | undefined;
   #sweeper: NodeJS.Timeout | undefined;
 
@@ -73,11 +89,53 @@ export class RunWorkerPool {
     this.#wake?.();
   }
 
+  #hasFreeWorker(): boolean {
+    return this.#active.size + this.#reserved < this.#options.concurrency;
+  }
+
+  /**
+   * Holds a free worker for a run being created here, so that the run can be claimed as it is
+   * stored and start without a trip through the queue; undefined when every worker is busy.
+   */
+  reserve(): WorkerSlot | undefined {
+    if (this.#stopping || !this.#hasFreeWorker()) return undefined;
+    this.#reserved++;
+    let held = true;
+    const free = () => {
+      if (!held) return false;
+      held = false;
+      this.#reserved--;
+      return true;
+    };
+    return {
+      leaseMs: this.#options.leaseMs,
+      start: (claimed, thread) => {
+        if (!free()) return;
+        if (this.#stopping) {
+          void this.#backend.store.requeue(claimed.run.run_id, claimed.attempt);
+          return;
+        }
+        this.#startRun(claimed, thread);
+      },
+      release: () => {
+        if (free() && this.#workWaiting) this.#poke();
+      },
+    };
+  }
+
+  /** The outcome of a run executing in this process, once it settles; undefined when it is not executing here. */
+  outcome(runId: string): Promise<RunOutcome | undefined> | undefined {
+    return this.#active.get(runId)?.done;
+  }
+
   async #dispatch(): Promise<void> {
     while (!this.#stopping) {
       this.#signalled = false;
       let claim: { claimed?: ClaimedRun; nextDueAt?: number } = {};
-      if (this.#active.size < this.#options.concurrency) {
+      if (!this.#hasFreeWorker()) {
+        this.#workWaiting = true;
+      } else {
+        this.#workWaiting = false;
         try {
           claim = await this.#backend.store.claim(this.#options.leaseMs);
         } catch (error) {
@@ -90,7 +148,7 @@ export class RunWorkerPool {
         if (claim.nextDueAt !== undefined && claim.nextDueAt <= Date.now()) continue;
       }
       if (this.#signalled) continue;
-      // At capacity only a finishing run (a poke) frees a slot; else sleep until the next delayed run is due.
+      // At capacity only a finishing run frees a worker (it pokes); else sleep until the next delayed run is due.
       const { nextDueAt } = claim;
       const sleep = Math.min(
         this.#options.pollMs,
@@ -108,33 +166,37 @@ export class RunWorkerPool {
     }
   }
 
-  #startRun(claimed: ClaimedRun): void {
+  /** `thread`: the record as creating the run left it, when the run was claimed right then. */
+  #startRun(claimed: ClaimedRun, thread?: Thread): void {
     const controller = new AbortController();
     const runId = claimed.run.run_id;
-    const done = this.#execute(claimed, controller)
-      .catch((error) => this.#ctx.logger.error({ err: error, run_id: runId }, "run execution failed"))
+    const done = this.#execute(claimed, controller, thread)
+      .catch((error) => {
+        this.#ctx.logger.error({ err: error, run_id: runId }, "run execution failed");
+        return undefined;
+      })
       .finally(() => {
         this.#active.delete(runId);
-        this.#poke();
+        if (this.#workWaiting) this.#poke();
       });
     this.#active.set(runId, { controller, done });
   }
 
-  async #execute(claimed: ClaimedRun, controller: AbortController): Promise<void> {
+  async #execute(claimed: ClaimedRun, controller: AbortController, created?: Thread): Promise<RunOutcome | undefined> {
     const { run, attempt } = claimed;
     const { store, events } = this.#backend;
     const startedAt = new Date().toISOString();
     const writer = new RunEventWriter(events, run.run_id);
     writer.push("metadata", { run_id: run.run_id, attempt });
-    // Creating the run marked the thread busy; the previous run's end may have raced with that.
+    // Creating a queued run marked the thread busy; the previous run's end may have raced with
+    // that. A run claimed as it was created had no previous run left to race with.
     const { threads } = this.#ctx.storage;
-    let thread = await threads.get(run.thread_id);
+    let thread = created ?? (await threads.get(run.thread_id));
     if (thread && thread.status !== "busy") thread = await threads.update(run.thread_id, { status: "busy" }, thread);
     if (!thread) {
       const error = { error: "ThreadNotFound", message: `Thread ${run.thread_id} was deleted before the run started` };
       const end: RunEnd = { result: { kind: "failed", error, values: null }, attempt, startedAt };
-      await settleRun(this.#ctx, this.#backend, run, end, writer);
-      return;
+      return settleRun(this.#ctx, this.#backend, run, end, writer);
     }
     // Renewals also pick up cancel requests whose pub/sub message was missed, so at least every second.
     const heartbeat = setInterval(
@@ -164,15 +226,15 @@ export class RunWorkerPool {
     const reason = result.kind === "cancelled" ? result.reason : undefined;
     if (reason === LEASE_LOST) {
       await writer.flush().catch(() => {});
-      return;
+      return undefined;
     }
     if (reason === SHUTDOWN) {
       await writer.flush().catch(() => {});
       await store.requeue(run.run_id, attempt);
-      return;
+      return undefined;
     }
     const end: RunEnd = { result, attempt, startedAt, thread };
-    await settleRun(this.#ctx, this.#backend, run, end, writer);
+    return settleRun(this.#ctx, this.#backend, run, end, writer);
   }
 
   async #sweep(): Promise<void> {

@@ -23,6 +23,7 @@ export async function createRedisStorage({ url, prefix, logger }: RedisStorageOp
     threads: new RedisThreadStore(client, prefix),
     checkpointer: new RedisCheckpointer(client, { prefix }),
     store,
+    redis: client,
     ping: async () => {
       await client.ping();
     },

@@ -1,5 +1,6 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { LongTermStore } from "../store/base.ts";
+import type { RedisClient } from "./redis-client.ts";
 
 /**
  * Records as they are stored and returned by the API. Timestamps are ISO-8601 strings;
@@ -175,6 +176,8 @@ export interface Storage {
   checkpointer: ThreadCheckpointer;
   /** Long-term memory with per-item TTLs (what graphs get as `config.store`). */
   store: LongTermStore;
+  /** The connection the Redis stores share (Redis storage only), for other light Redis users (crons). */
+  redis?: RedisClient;
   /** Checks the backing store answers (for `/ok?check_db=1`). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -23,7 +23,7 @@ const Steps = Annotation.Root({
   delay_ms: Annotation<number>({ reducer: (_, b) => b, default: () => 0 }),
   /** A label per run so tests can see which runs ran, in which order. */
   label: Annotation<string>({ reducer: (_, b) => b, default: () => "" }),
-  /** Appended once per step: `<label>:<step>` and the process that executed it. */
+  /** Appended once per step: `<label>:<steps taken on the thread>` and the process that executed it. */
   done: Annotation<string[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
   pids: Annotation<number[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
   taken: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),
