@@ -94,6 +94,43 @@ export function decodeFrame<Header>(frame: Buffer): { header: Header; payload: B
 }
 
 /**
+ * Stores a checkpoint in one call. KEYS: blobs, checkpoint record, ids, scopes of the thread,
+ * threads. ARGV: scope, thread id, checkpoint id, number of blobs, then per blob its field and
+ * frame, then the record's fields and values. A stored channel version never changes (like the
+ * Postgres saver's ON CONFLICT DO NOTHING); the record is replaced whole.
+ */
+export const putCheckpointScript = new RedisScript(`
+local i = 5
+for _ = 1, tonumber(ARGV[4]) do
+  redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
+  i = i + 2
+end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], unpack(ARGV, i))
+redis.call('ZADD', KEYS[3], 0, ARGV[3])
+redis.call('SADD', KEYS[4], ARGV[1])
+redis.call('SADD', KEYS[5], ARGV[2])
+return 1
+`);
+
+/**
+ * Stores a task's pending writes in one call. KEYS: the checkpoint's writes, ids of checkpoints
+ * with writes, scopes of the thread, threads. ARGV: checkpoint id, scope, thread id, then per
+ * write 'replace' or 'keep' (special writes replace, regular ones are written once), its field
+ * and its frame.
+ */
+export const putWritesScript = new RedisScript(`
+for i = 4, #ARGV, 3 do
+  if ARGV[i] == 'replace' then redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i + 2])
+  else redis.call('HSETNX', KEYS[1], ARGV[i + 1], ARGV[i + 2]) end
+end
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[2])
+redis.call('SADD', KEYS[4], ARGV[3])
+return 1
+`);
+
+/**
  * One round trip for a checkpoint tuple: resolves the latest id when none is given (the last
  * member of the id zset, O(log n)), then reads the record, its writes and the blobs it names.
  * KEYS: ids zset, blobs hash. ARGV: checkpoint id or "", record key prefix, writes key prefix.

@@ -30,6 +30,8 @@ import {
   loadTupleScript,
   namespaceOfScope,
   parseWriteField,
+  putCheckpointScript,
+  putWritesScript,
   scopeOf,
   writeField,
 } from "./redis-layout.ts";
@@ -66,7 +68,7 @@ const missingThreadId = (what: string) =>
 /**
  * LangGraph checkpointer on plain Redis 7. Channel values are stored once per (channel, version)
  * like the Postgres saver does, so a long conversation does not copy its whole state at every
- * step; `put` and `putWrites` are one MULTI each, `getTuple` one script call.
+ * step; `put`, `putWrites` and `getTuple` are one script call each.
  */
 export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadCheckpointer {
   readonly keys: CheckpointKeys;
@@ -161,16 +163,14 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
         .join("\0"),
     };
     if (parentId !== undefined) record.parent = parentId;
-    const multi = this.redis.multi();
-    // Like the Postgres saver's ON CONFLICT DO NOTHING: a stored channel version never changes.
-    for (const [field, frame] of blobs) multi.hSetNX(this.keys.blobs(scope), field, frame);
-    multi
-      .del(recordKey)
-      .hSet(recordKey, record)
-      .zAdd(this.keys.ids(scope), { score: 0, value: checkpoint.id })
-      .sAdd(this.keys.scopesOf(threadId), scope)
-      .sAdd(this.keys.threads(), threadId);
-    await multi.exec();
+    const args: (string | Buffer)[] = [scope, threadId, checkpoint.id, String(blobs.length)];
+    for (const [field, frame] of blobs) args.push(field, frame);
+    for (const [field, value] of Object.entries(record)) args.push(field, value);
+    await putCheckpointScript.run(
+      this.redis,
+      [this.keys.blobs(scope), recordKey, this.keys.ids(scope), this.keys.scopesOf(threadId), this.keys.threads()],
+      args,
+    );
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 
@@ -195,17 +195,13 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
         };
       }),
     );
-    const multi = this.redis.multi();
-    // Special writes (errors, interrupts: negative index) replace; regular ones are written once.
-    for (const { index, field, frame } of encoded) {
-      if (index < 0) multi.hSet(key, field, frame);
-      else multi.hSetNX(key, field, frame);
-    }
-    multi
-      .sAdd(this.keys.writeIds(scope), checkpointId)
-      .sAdd(this.keys.scopesOf(threadId), scope)
-      .sAdd(this.keys.threads(), threadId);
-    await multi.exec();
+    const args: (string | Buffer)[] = [checkpointId, scope, threadId];
+    for (const { index, field, frame } of encoded) args.push(index < 0 ? "replace" : "keep", field, frame);
+    await putWritesScript.run(
+      this.redis,
+      [key, this.keys.writeIds(scope), this.keys.scopesOf(threadId), this.keys.threads()],
+      args,
+    );
   }
 
   async deleteThread(threadId: string): Promise<void> {

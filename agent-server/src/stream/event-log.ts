@@ -1,4 +1,5 @@
 import type { RedisClient } from "../storage/redis-client.ts";
+import { RedisScript } from "../storage/redis-script.ts";
 
 /** One event of a run's stream; `id` is its 0-based position (the SSE `id:`; `0` is `metadata`). */
 export interface LoggedEvent {
@@ -31,6 +32,19 @@ export interface RunEventLog {
 const APPENDED = "1";
 const ENDED = "end";
 
+/**
+ * Appends in one call. KEYS: the run's stream (also its channel name). ARGV: seconds to keep the
+ * log ('' to leave its expiry alone), the notification, then each event's name and data.
+ */
+const APPEND_SCRIPT = new RedisScript(`
+for i = 3, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], '0-*', 'event', ARGV[i], 'data', ARGV[i + 1])
+end
+if ARGV[1] ~= '' then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+redis.call('PUBLISH', KEYS[1], ARGV[2])
+return 1
+`);
+
 type StreamEntries = { id: string; message: Record<string, string> }[];
 
 const toLogged = (entries: StreamEntries): LoggedEvent[] =>
@@ -62,12 +76,10 @@ export class RedisRunEventLog implements RunEventLog {
 
   async append(runId: string, events: { event: string; data: string }[], expireSeconds?: number): Promise<void> {
     if (events.length === 0) return;
-    const key = this.#key(runId);
-    const multi = this.#redis.multi();
-    for (const { event, data } of events) multi.xAdd(key, "0-*", { event, data });
-    if (expireSeconds !== undefined) multi.expire(key, expireSeconds);
-    multi.publish(key, events.some(({ event }) => event === END_EVENT) ? ENDED : APPENDED);
-    await multi.execAsPipeline();
+    const notification = events.some(({ event }) => event === END_EVENT) ? ENDED : APPENDED;
+    const args = [expireSeconds === undefined ? "" : String(expireSeconds), notification];
+    for (const { event, data } of events) args.push(event, data);
+    await APPEND_SCRIPT.run(this.#redis, [this.#key(runId)], args);
   }
 
   async range(runId: string, afterId: number, count: number): Promise<LoggedEvent[]> {
