@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { MemorySaver } from "@langchain/langgraph";
 import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
+import { installPooledRandomValues } from "../agent-server/src/runtime/pooled-random.ts";
 import { percentile, round } from "./support/measure.ts";
 import { referenceCliPath, startReferenceServer } from "./support/reference-server.ts";
 import type { BenchResult } from "./types.ts";
@@ -90,26 +91,40 @@ function processCpuSeconds(pid: number): number | undefined {
   }
 }
 
+interface Ceiling {
+  perSecond: number;
+  cpuMsPerRun: number;
+}
+
 /**
  * The ceiling: the same graph invoked in this process with an in-memory checkpointer, no server.
  * Also its CPU time per run, which unlike throughput does not depend on how busy the machine is.
  */
-async function inProcessCeiling(): Promise<{ perSecond: number; cpuMsPerRun: number }> {
+async function inProcessCeiling(): Promise<Ceiling> {
   process.env.ECHO_MODEL_PREFIX ??= "You said: ";
   const { graph } = await import("../agent-server/example/src/agent.ts");
-  graph.checkpointer = new MemorySaver();
   const invoke = async () => {
     const values = await graph.invoke(input, { configurable: { thread_id: randomUUID() } });
     return values.messages.length === 2;
   };
+  const measure = async (): Promise<Ceiling> => {
+    graph.checkpointer = new MemorySaver();
+    const cpu = process.cpuUsage();
+    const result = await load(CLIENTS, SECONDS, invoke);
+    const used = process.cpuUsage(cpu);
+    // Let the saved threads go: this process goes on to drive the servers.
+    graph.checkpointer = new MemorySaver();
+    return { perSecond: result.perSecond, cpuMsPerRun: (used.user + used.system) / 1000 / result.latencies.length };
+  };
+  graph.checkpointer = new MemorySaver();
   await load(CLIENTS, CEILING_WARMUP_SECONDS, invoke);
-  graph.checkpointer = new MemorySaver();
-  const cpu = process.cpuUsage();
-  const result = await load(CLIENTS, SECONDS, invoke);
-  const used = process.cpuUsage(cpu);
-  // Let the saved threads go: this process goes on to drive the servers.
-  graph.checkpointer = new MemorySaver();
-  return { perSecond: result.perSecond, cpuMsPerRun: (used.user + used.system) / 1000 / result.latencies.length };
+  return measure();
+}
+
+/** The ceiling again with the pooled `getRandomValues` the agent server installs (LangChain's run-tree UUIDs). */
+async function inProcessCeilingPooled(): Promise<Ceiling> {
+  installPooledRandomValues();
+  return inProcessCeiling();
 }
 
 async function timeToFirstEvent(url: string, agent: Agent): Promise<number[]> {
@@ -193,6 +208,7 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     const double = await load(CLIENTS, SECONDS, statefulCycle(both, agent, []));
 
     const reference = await referenceRunsPerSecond(agent);
+    const pooledCeiling = await inProcessCeilingPooled();
     const failed = single.failed + stateless.failed + double.failed;
     const referenceRows: BenchResult[] =
       reference === undefined
@@ -209,6 +225,11 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     return [
       ...referenceRows,
       { name: "runs: in-process ceiling (graph.invoke, MemorySaver)", value: round(ceiling.perSecond), unit: "runs/s" },
+      {
+        name: "runs: in-process ceiling, pooled getRandomValues (as in the server)",
+        value: round(pooledCeiling.perSecond),
+        unit: "runs/s",
+      },
       { name: "runs: create thread + run/wait, 32 clients, 1 process", value: round(single.perSecond), unit: "runs/s" },
       {
         name: "runs: 1 process / in-process ceiling",
@@ -216,13 +237,28 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         unit: "%",
         target: ">= 60",
       },
+      {
+        name: "runs: 1 process / in-process ceiling with pooled getRandomValues",
+        value: round((single.perSecond / pooledCeiling.perSecond) * 100),
+        unit: "%",
+      },
       { name: "runs: CPU per run, in-process ceiling", value: round(ceiling.cpuMsPerRun, 2), unit: "ms" },
+      {
+        name: "runs: CPU per run, in-process ceiling with pooled getRandomValues",
+        value: round(pooledCeiling.cpuMsPerRun, 2),
+        unit: "ms",
+      },
       { name: "runs: CPU per run, server process (thread + run/wait)", value: round(serverCpuMsPerRun, 2), unit: "ms" },
       {
         name: "runs: CPU efficiency vs in-process ceiling",
         value: round((ceiling.cpuMsPerRun / serverCpuMsPerRun) * 100),
         unit: "%",
         target: ">= 60",
+      },
+      {
+        name: "runs: CPU efficiency vs in-process ceiling with pooled getRandomValues",
+        value: round((pooledCeiling.cpuMsPerRun / serverCpuMsPerRun) * 100),
+        unit: "%",
       },
       { name: "runs: run/wait latency p50 (32 clients)", value: round(percentile(runLatencies, 50)), unit: "ms" },
       {
