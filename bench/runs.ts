@@ -1,15 +1,16 @@
+import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { MemorySaver } from "@langchain/langgraph";
+import { promisify } from "node:util";
 import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
-import { installPooledRandomValues } from "../agent-server/src/runtime/pooled-random.ts";
 import { percentile, round } from "./support/measure.ts";
 import { referenceCliPath, startReferenceServer } from "./support/reference-server.ts";
 import type { BenchResult } from "./types.ts";
 
+const execFileAsync = promisify(execFile);
 const CLIENTS = 32;
 const SECONDS = 10;
 /**
@@ -97,34 +98,15 @@ interface Ceiling {
 }
 
 /**
- * The ceiling: the same graph invoked in this process with an in-memory checkpointer, no server.
+ * The ceiling: the same graph invoked in a process of its own with an in-memory checkpointer, no
+ * server (`support/in-process-ceiling.ts`); `pooled`: with the server's pooled `getRandomValues`.
  * Also its CPU time per run, which unlike throughput does not depend on how busy the machine is.
  */
-async function inProcessCeiling(): Promise<Ceiling> {
-  process.env.ECHO_MODEL_PREFIX ??= "You said: ";
-  const { graph } = await import("../agent-server/example/src/agent.ts");
-  const invoke = async () => {
-    const values = await graph.invoke(input, { configurable: { thread_id: randomUUID() } });
-    return values.messages.length === 2;
-  };
-  const measure = async (): Promise<Ceiling> => {
-    graph.checkpointer = new MemorySaver();
-    const cpu = process.cpuUsage();
-    const result = await load(CLIENTS, SECONDS, invoke);
-    const used = process.cpuUsage(cpu);
-    // Let the saved threads go: this process goes on to drive the servers.
-    graph.checkpointer = new MemorySaver();
-    return { perSecond: result.perSecond, cpuMsPerRun: (used.user + used.system) / 1000 / result.latencies.length };
-  };
-  graph.checkpointer = new MemorySaver();
-  await load(CLIENTS, CEILING_WARMUP_SECONDS, invoke);
-  return measure();
-}
-
-/** The ceiling again with the pooled `getRandomValues` the agent server installs (LangChain's run-tree UUIDs). */
-async function inProcessCeilingPooled(): Promise<Ceiling> {
-  installPooledRandomValues();
-  return inProcessCeiling();
+async function inProcessCeiling(pooled: boolean): Promise<Ceiling> {
+  const script = join(dirname(fileURLToPath(import.meta.url)), "support/in-process-ceiling.ts");
+  const args = [String(CLIENTS), String(CEILING_WARMUP_SECONDS), String(SECONDS), ...(pooled ? ["--pooled"] : [])];
+  const { stdout } = await execFileAsync(process.execPath, ["--conditions=source", script, ...args]);
+  return JSON.parse(stdout) as Ceiling;
 }
 
 async function timeToFirstEvent(url: string, agent: Agent): Promise<number[]> {
@@ -182,7 +164,7 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS * 2 });
   const servers: ServerProcess[] = [];
   try {
-    const ceiling = await inProcessCeiling();
+    const ceiling = await inProcessCeiling(false);
     servers.push(await spawnServer(redisUrl, prefix, serverEnv, exampleProject));
     const one = [servers[0]?.url as string];
     await load(CLIENTS, SERVER_WARMUP_SECONDS, statefulCycle(one, agent, []));
@@ -208,7 +190,7 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     const double = await load(CLIENTS, SECONDS, statefulCycle(both, agent, []));
 
     const reference = await referenceRunsPerSecond(agent);
-    const pooledCeiling = await inProcessCeilingPooled();
+    const pooledCeiling = await inProcessCeiling(true);
     const failed = single.failed + stateless.failed + double.failed;
     const referenceRows: BenchResult[] =
       reference === undefined

@@ -32,6 +32,17 @@ describe.each([
     expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
   });
 
+  it("answers a wait with the whole state and keeps it as the thread's values, also beyond the graph's output", async () => {
+    const { client } = server;
+    const thread = await client.threads.create();
+    const output = await client.runs.wait(thread.thread_id, "private_notes", { input: { question: "why" } });
+    expect(output).toEqual({ question: "why", answer: "re: why", notes: ["read why"] });
+    const after = await client.threads.get(thread.thread_id);
+    expect(after.status).toBe("idle");
+    expect(after.values).toEqual({ question: "why", answer: "re: why", notes: ["read why"] });
+    expect((await client.threads.getState(thread.thread_id)).values).toEqual(after.values);
+  });
+
   it("queues runs while every worker is busy and runs them as workers free up, each thread in order", async () => {
     const { client } = server;
     const threads = await Promise.all([1, 2, 3].map(() => client.threads.create()));

@@ -91,6 +91,8 @@ export function interruptsOf(
 
 type GraphChunk = [string[], string, unknown] | [string, unknown];
 
+const INTERRUPT = "__interrupt__";
+
 const splitChunk = (chunk: GraphChunk): [string[], string, unknown] =>
   chunk.length === 3 ? chunk : [[], chunk[0], chunk[1]];
 
@@ -104,6 +106,9 @@ export async function executeRun(
   const { signal, emit } = options;
   // The root graph's latest state, serialised only if it is needed (failures, temporary threads).
   let latest: unknown = null;
+  let streamedValues = false;
+  // LangGraph streams `{__interrupt__}` as values when an interrupt (or interrupt_before/after) stops the graph.
+  let interrupted = false;
   const values = () => toJsonValue(latest);
   try {
     const graphId = String((run.kwargs.config.configurable as JsonObject | undefined)?.graph_id ?? "");
@@ -129,6 +134,8 @@ export async function executeRun(
     const onChunk = (chunk: GraphChunk, legacy?: LegacyMessages) => {
       const [namespace, mode, data] = splitChunk(chunk);
       if (mode === "values" && namespace.length === 0) {
+        if (data && typeof data === "object" && INTERRUPT in data) interrupted = true;
+        else streamedValues = true;
         latest = data;
         if (legacy) for (const event of legacy.values(data)) emit(event);
       }
@@ -162,6 +169,9 @@ export async function executeRun(
       for await (const chunk of stream) onChunk(chunk);
     }
     if (signal.aborted) return { kind: "cancelled", reason: signal.reason, values: values() };
+    // A run that went to its end leaves nothing pending, and `stream` sends every state channel
+    // as values (its default output keys, what `getState` reads): no need to read the state back.
+    if (!interrupted && streamedValues) return { kind: "done", values: values(), next: [], interrupts: {} };
     return await finalState(graph, run, values);
   } catch (error) {
     if (signal.aborted) return { kind: "cancelled", reason: signal.reason, values: values() };

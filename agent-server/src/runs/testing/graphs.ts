@@ -78,3 +78,18 @@ export const custom = new StateGraph(MessagesAnnotation)
   })
   .addEdge(START, "report")
   .compile();
+
+const Question = Annotation.Root({ question: Annotation<string>() });
+const Answer = Annotation.Root({ answer: Annotation<string>() });
+const Worked = Annotation.Root({
+  ...Question.spec,
+  ...Answer.spec,
+  /** Kept in the thread's state, never in the graph's output. */
+  notes: Annotation<string[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
+});
+
+/** Output narrower than its state (streamed runs still carry the whole state, as `getState` does). */
+export const privateNotes = new StateGraph({ stateSchema: Worked, input: Question, output: Answer })
+  .addNode("reply", (state) => ({ answer: `re: ${state.question}`, notes: [`read ${state.question}`] }))
+  .addEdge(START, "reply")
+  .compile();
