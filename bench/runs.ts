@@ -206,6 +206,9 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
           ];
     return [
       ...referenceRows,
+      // Targets compare with the ceiling that has the server's pooled getRandomValues: the same
+      // LangGraph code path, and far steadier here than plain LangGraph.js (whose per-UUID
+      // platform calls swing with the machine), which is printed beside it.
       { name: "runs: in-process ceiling (graph.invoke, MemorySaver)", value: round(ceiling.perSecond), unit: "runs/s" },
       {
         name: "runs: in-process ceiling, pooled getRandomValues (as in the server)",
@@ -214,14 +217,14 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
       },
       { name: "runs: create thread + run/wait, 32 clients, 1 process", value: round(single.perSecond), unit: "runs/s" },
       {
-        name: "runs: 1 process / in-process ceiling",
-        value: round((single.perSecond / ceiling.perSecond) * 100),
+        name: "runs: 1 process / in-process ceiling (pooled getRandomValues)",
+        value: round((single.perSecond / pooledCeiling.perSecond) * 100),
         unit: "%",
         target: ">= 60",
       },
       {
-        name: "runs: 1 process / in-process ceiling with pooled getRandomValues",
-        value: round((single.perSecond / pooledCeiling.perSecond) * 100),
+        name: "runs: 1 process / plain in-process ceiling",
+        value: round((single.perSecond / ceiling.perSecond) * 100),
         unit: "%",
       },
       { name: "runs: CPU per run, in-process ceiling", value: round(ceiling.cpuMsPerRun, 2), unit: "ms" },
@@ -232,14 +235,14 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
       },
       { name: "runs: CPU per run, server process (thread + run/wait)", value: round(serverCpuMsPerRun, 2), unit: "ms" },
       {
-        name: "runs: CPU efficiency vs in-process ceiling",
-        value: round((ceiling.cpuMsPerRun / serverCpuMsPerRun) * 100),
+        name: "runs: CPU efficiency vs in-process ceiling (pooled getRandomValues)",
+        value: round((pooledCeiling.cpuMsPerRun / serverCpuMsPerRun) * 100),
         unit: "%",
         target: ">= 60",
       },
       {
-        name: "runs: CPU efficiency vs in-process ceiling with pooled getRandomValues",
-        value: round((pooledCeiling.cpuMsPerRun / serverCpuMsPerRun) * 100),
+        name: "runs: CPU efficiency vs plain in-process ceiling",
+        value: round((ceiling.cpuMsPerRun / serverCpuMsPerRun) * 100),
         unit: "%",
       },
       { name: "runs: run/wait latency p50 (32 clients)", value: round(percentile(runLatencies, 50)), unit: "ms" },
