@@ -117,6 +117,8 @@ class MemoryRunStore implements RunStore {
   async claim(leaseMs: number): Promise<{ claimed?: ClaimedRun; nextDueAt?: number }> {
     const now = Date.now();
     for (const [threadId, queue] of this.#queues) {
+      // Emptied queues go, so a claim walks the threads with work, not every thread ever seen.
+      if (queue.length === 0) this.#queues.delete(threadId);
       if (this.#active.has(threadId) || queue.length === 0) continue;
       const entry = this.#runs.get(queue[0] as string);
       if (!entry || entry.startAt > now) continue;
