@@ -5,9 +5,17 @@ import type { ServerContext } from "../context.ts";
 /** The namespace LangGraph servers derive default assistant ids from. */
 const GRAPH_NAMESPACE = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
 
+/** Graph ids are few and every run names one: each is hashed once. */
+const defaultIds = new Map<string, string>();
+
 /** The stable id of a graph's default assistant, e.g. `agent` → `fe096781-5601-53d2-b2f6-0d3403f7e9ca`. */
 export function defaultAssistantId(graphId: string): string {
-  return uuidv5(graphId, GRAPH_NAMESPACE);
+  let id = defaultIds.get(graphId);
+  if (id === undefined) {
+    id = uuidv5(graphId, GRAPH_NAMESPACE);
+    defaultIds.set(graphId, id);
+  }
+  return id;
 }
 
 /** A registered graph id stands for its default assistant; anything else passes through. */
