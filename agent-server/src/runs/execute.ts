@@ -106,7 +106,6 @@ export async function executeRun(
   const { signal, emit } = options;
   // The root graph's latest state, serialised only if it is needed (failures, temporary threads).
   let latest: unknown = null;
-  let streamedValues = false;
   // LangGraph streams `{__interrupt__}` as values when an interrupt (or interrupt_before/after) stops the graph.
   let interrupted = false;
   const values = () => toJsonValue(latest);
@@ -135,7 +134,6 @@ export async function executeRun(
       const [namespace, mode, data] = splitChunk(chunk);
       if (mode === "values" && namespace.length === 0) {
         if (data && typeof data === "object" && INTERRUPT in data) interrupted = true;
-        else streamedValues = true;
         latest = data;
         if (legacy) for (const event of legacy.values(data)) emit(event);
       }
@@ -171,7 +169,7 @@ export async function executeRun(
     if (signal.aborted) return { kind: "cancelled", reason: signal.reason, values: values() };
     // A run that went to its end leaves nothing pending, and `stream` sends every state channel
     // as values (its default output keys, what `getState` reads): no need to read the state back.
-    if (!interrupted && streamedValues) return { kind: "done", values: values(), next: [], interrupts: {} };
+    if (!interrupted && latest !== null) return { kind: "done", values: values(), next: [], interrupts: {} };
     return await finalState(graph, run, values);
   } catch (error) {
     if (signal.aborted) return { kind: "cancelled", reason: signal.reason, values: values() };

@@ -95,32 +95,28 @@ export interface LocalWorkers {
 }
 
 /**
- * Resolves with `outcome`, or undefined when `signal` aborts first; calls `onIdle` after each
- * `idleMs` of waiting.
+ * Waits at most `idleMs` for `settled`: its value, `idle` when the time ran out first, or
+ * `aborted` when `signal` fired first.
  */
-async function awaitWithHeartbeat<T>(
-  outcome: Promise<T>,
+async function waitAtMost<T>(
+  settled: Promise<T>,
   signal: AbortSignal,
   idleMs: number,
-  onIdle?: () => void,
-): Promise<T | undefined> {
+): Promise<{ value: T } | "idle" | "aborted"> {
+  if (signal.aborted) return "aborted";
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
-  const aborted = new Promise<undefined>((resolve) => {
-    onAbort = () => resolve(undefined);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-  });
   try {
-    for (;;) {
-      const idle = new Promise<"idle">((resolve) => {
+    return await Promise.race([
+      settled.then((value) => ({ value })),
+      new Promise<"idle">((resolve) => {
         timer = setTimeout(() => resolve("idle"), idleMs);
-      });
-      const first = await Promise.race([outcome, aborted, idle]);
-      clearTimeout(timer);
-      if (first !== "idle") return first;
-      onIdle?.();
-    }
+      }),
+      new Promise<"aborted">((resolve) => {
+        onAbort = () => resolve("aborted");
+        signal.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
     if (onAbort) signal.removeEventListener("abort", onAbort);
@@ -309,9 +305,16 @@ export class RunService {
   async outcome(run: Run, signal: AbortSignal, idleMs: number, onIdle?: () => void): Promise<RunOutcome | undefined> {
     // A run executing in this process is awaited here: no subscription, no reading of its log.
     const local = this.#workers?.outcome(run.run_id);
-    if (local) {
-      const outcome = await awaitWithHeartbeat(local, signal, idleMs, onIdle);
-      if (outcome || signal.aborted) return outcome;
+    while (local) {
+      const waited = await waitAtMost(local, signal, idleMs);
+      if (waited === "aborted") return undefined;
+      if (waited === "idle") {
+        onIdle?.();
+        continue;
+      }
+      if (waited.value) return waited.value;
+      // The execution here ended without settling the run (lease lost, shutdown): its log tells the rest.
+      break;
     }
     const { events, store } = this.backend;
     // Answers from the record when the run ended without a readable log (expired, never executed).
@@ -334,19 +337,12 @@ export class RunService {
         if (last?.event === END_EVENT) return JSON.parse(last.data) as RunOutcome;
         if (!last && isFinished(run)) return fromRecord(run);
         if (ended) continue;
-        const woken = await new Promise<boolean>((resolve) => {
-          const done = (value: boolean) => {
-            clearTimeout(timer);
-            signal.removeEventListener("abort", onAbort);
-            resolve(value);
-          };
-          const onAbort = () => done(false);
-          const timer = setTimeout(() => done(false), idleMs);
-          signal.addEventListener("abort", onAbort, { once: true });
-          wake = () => done(true);
+        const woken = new Promise<void>((resolve) => {
+          wake = resolve;
         });
+        const waited = await waitAtMost(woken, signal, idleMs);
         wake = undefined;
-        if (woken || signal.aborted) continue;
+        if (waited !== "idle") continue;
         const current = await store.get(run.run_id);
         if (isFinished(current)) return fromRecord(current);
         onIdle?.();
