@@ -71,7 +71,32 @@ describe("FastJsonPlusSerializer", () => {
     expect((message as HumanMessage).content).toBe("deep");
   });
 
-  it("writes the same bytes as JsonPlusSerializer", async () => {
-    expect(await fast.dumpsTyped(samples.messages)).toEqual(await stock.dumpsTyped(samples.messages));
+  const text = async (serializer: JsonPlusSerializer, value: unknown) => {
+    const [type, bytes] = await serializer.dumpsTyped(value);
+    return [type, Buffer.from(bytes).toString("utf8")];
+  };
+
+  for (const [name, value] of Object.entries(samples)) {
+    it(`writes ${name} exactly as JsonPlusSerializer does`, async () => {
+      expect(await text(fast, value)).toEqual(await text(stock, value));
+    });
+  }
+
+  it("writes values with cycles, undefined at the top, sends and subclasses as JsonPlusSerializer does", async () => {
+    const cyclic: Record<string, unknown> = { name: "loop", list: [1] };
+    cyclic.self = cyclic;
+    (cyclic.list as unknown[]).push(cyclic);
+    class Tags extends Set<string> {}
+    const odd = {
+      send: { lg_name: "Send", node: "n", args: { x: 1 } },
+      timedSend: { lg_name: "Send", node: "n", args: null, timeout: 5 },
+      tags: new Tags(["a"]),
+      buffer: Buffer.from([7, 8]),
+      typeError: new TypeError("bad"),
+      big: { toJSON: () => "big" },
+    };
+    for (const value of [cyclic, undefined, odd, new Uint8Array([1])]) {
+      expect(await text(fast, value)).toEqual(await text(stock, value));
+    }
   });
 });
