@@ -104,11 +104,15 @@ export async function executeRun(
 ): Promise<ExecutionResult> {
   const { run, attempt } = claimed;
   const { signal, emit } = options;
-  // The root graph's latest state, serialised only if it is needed (failures, temporary threads).
+  // The root graph's latest state, converted to JSON once: by its `values` event, else when needed.
   let latest: unknown = null;
+  let latestJson: unknown;
   // LangGraph streams `{__interrupt__}` as values when an interrupt (or interrupt_before/after) stops the graph.
   let interrupted = false;
-  const values = () => toJsonValue(latest);
+  const values = () => {
+    latestJson ??= toJsonValue(latest);
+    return latestJson;
+  };
   try {
     const graphId = String((run.kwargs.config.configurable as JsonObject | undefined)?.graph_id ?? "");
     const config = runGraphConfig(run, attempt, graphId);
@@ -132,12 +136,17 @@ export async function executeRun(
     };
     const onChunk = (chunk: GraphChunk, legacy?: LegacyMessages) => {
       const [namespace, mode, data] = splitChunk(chunk);
-      if (mode === "values" && namespace.length === 0) {
+      const rootValues = mode === "values" && namespace.length === 0;
+      if (rootValues) {
         if (data && typeof data === "object" && INTERRUPT in data) interrupted = true;
         latest = data;
+        latestJson = undefined;
         if (legacy) for (const event of legacy.values(data)) emit(event);
       }
-      for (const event of mapGraphChunk(namespace, mode, data, requested, run.kwargs.subgraphs)) emit(event);
+      for (const event of mapGraphChunk(namespace, mode, data, requested, run.kwargs.subgraphs)) {
+        if (rootValues && event.event === "values") latestJson = event.data;
+        emit(event);
+      }
     };
     if (needsStreamEvents(run.kwargs.stream_mode)) {
       const legacy = requested.has("messages") ? new LegacyMessages() : undefined;
