@@ -1,18 +1,24 @@
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
 import { percentile, round } from "./support/measure.ts";
 import { referenceCliPath, startReferenceServer } from "./support/reference-server.ts";
 import type { BenchResult } from "./types.ts";
 
-const execFileAsync = promisify(execFile);
 const CLIENTS = 32;
 const SECONDS = 10;
+/**
+ * The server and the two ceilings are measured in alternating windows, and each ratio is the
+ * median of the ratios within a round: this machine's speed drifts by half over minutes, so
+ * figures measured minutes apart compare the machine's moods as much as the code.
+ */
+const ROUNDS = 4;
+const WINDOW_SECONDS = SECONDS / ROUNDS;
 /**
  * Load before measuring: a fresh server process keeps getting faster for about 20 s under load
  * (V8 optimises LangGraph's, LangChain's and the server's code as they get hot), ours and the
@@ -97,16 +103,56 @@ interface Ceiling {
   cpuMsPerRun: number;
 }
 
+interface CeilingProcess {
+  measure(seconds: number): Promise<Ceiling>;
+  stop(): Promise<void>;
+}
+
 /**
  * The ceiling: the same graph invoked in a process of its own with an in-memory checkpointer, no
- * server (`support/in-process-ceiling.ts`); `pooled`: with the server's pooled `getRandomValues`.
- * Also its CPU time per run, which unlike throughput does not depend on how busy the machine is.
+ * server (`support/in-process-ceiling.ts`), warmed up and measuring a window on request, with its
+ * CPU time per run, which unlike throughput does not depend on how busy the machine is.
+ * `pooled`: with the server's pooled `getRandomValues`.
  */
-async function inProcessCeiling(pooled: boolean): Promise<Ceiling> {
+async function startCeiling(pooled: boolean): Promise<CeilingProcess> {
   const script = join(dirname(fileURLToPath(import.meta.url)), "support/in-process-ceiling.ts");
-  const args = [String(CLIENTS), String(CEILING_WARMUP_SECONDS), String(SECONDS), ...(pooled ? ["--pooled"] : [])];
-  const { stdout } = await execFileAsync(process.execPath, ["--conditions=source", script, ...args]);
-  return JSON.parse(stdout) as Ceiling;
+  const args = [String(CLIENTS), String(CEILING_WARMUP_SECONDS), ...(pooled ? ["--pooled"] : [])];
+  const child = spawn(process.execPath, ["--conditions=source", script, ...args], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const nextLine = async () => {
+    const line = await lines.next();
+    if (line.done) throw new Error("the in-process ceiling exited");
+    return line.value;
+  };
+  if ((await nextLine()) !== "ready") throw new Error("the in-process ceiling did not start");
+  return {
+    measure: async (seconds) => {
+      child.stdin.write(`${seconds}\n`);
+      return JSON.parse(await nextLine()) as Ceiling;
+    },
+    stop: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+/** One round of alternating windows: each ceiling, then the server under the same load. */
+interface Round {
+  plain: Ceiling;
+  pooled: Ceiling;
+  server: Ceiling;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 async function timeToFirstEvent(url: string, agent: Agent): Promise<number[]> {
@@ -163,20 +209,43 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
   const prefix = `bench-runs-${randomUUID().slice(0, 8)}:`;
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS * 2 });
   const servers: ServerProcess[] = [];
+  const ceilings: CeilingProcess[] = [];
   try {
-    const ceiling = await inProcessCeiling(false);
+    const plainCeiling = await startCeiling(false);
+    ceilings.push(plainCeiling);
+    const pooledCeiling = await startCeiling(true);
+    ceilings.push(pooledCeiling);
     servers.push(await spawnServer(redisUrl, prefix, serverEnv, exampleProject));
     const one = [servers[0]?.url as string];
     await load(CLIENTS, SERVER_WARMUP_SECONDS, statefulCycle(one, agent, []));
-    const runLatencies: number[] = [];
     const pid = servers[0]?.pid as number;
-    const cpuBefore = processCpuSeconds(pid);
-    const single = await load(CLIENTS, SECONDS, statefulCycle(one, agent, runLatencies));
-    const cpuAfter = processCpuSeconds(pid);
-    const serverCpuMsPerRun =
-      cpuBefore === undefined || cpuAfter === undefined
-        ? Number.NaN
-        : ((cpuAfter - cpuBefore) * 1000) / single.latencies.length;
+    /** Runs per second and CPU per run of the server under `seconds` of load; run latencies go to `latencies`. */
+    const measureServer = async (seconds: number, latencies: number[]) => {
+      const cpuBefore = processCpuSeconds(pid);
+      const window = await load(CLIENTS, seconds, statefulCycle(one, agent, latencies));
+      const cpuAfter = processCpuSeconds(pid);
+      const cpuMsPerRun =
+        cpuBefore === undefined || cpuAfter === undefined
+          ? Number.NaN
+          : ((cpuAfter - cpuBefore) * 1000) / window.latencies.length;
+      return { perSecond: window.perSecond, cpuMsPerRun, failed: window.failed };
+    };
+    // Throughput, CPU and latency under steady load…
+    const runLatencies: number[] = [];
+    const single = await measureServer(SECONDS, runLatencies);
+    // …and the ratios to the ceilings from alternating windows.
+    const rounds: Round[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const plain = await plainCeiling.measure(WINDOW_SECONDS);
+      const pooled = await pooledCeiling.measure(WINDOW_SECONDS);
+      // Unmeasured load first: the server was idle during the ceilings' windows.
+      await load(CLIENTS, 1, statefulCycle(one, agent, []));
+      const server = await measureServer(WINDOW_SECONDS, []);
+      single.failed += server.failed;
+      rounds.push({ plain, pooled, server });
+    }
+    await Promise.all(ceilings.splice(0).map((ceiling) => ceiling.stop()));
+    const of = (pick: (round: Round) => number) => median(rounds.map(pick));
     const stateless = await load(
       CLIENTS,
       SECONDS,
@@ -190,7 +259,6 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     const double = await load(CLIENTS, SECONDS, statefulCycle(both, agent, []));
 
     const reference = await referenceRunsPerSecond(agent);
-    const pooledCeiling = await inProcessCeiling(true);
     const failed = single.failed + stateless.failed + double.failed;
     const referenceRows: BenchResult[] =
       reference === undefined
@@ -204,45 +272,64 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
               target: ">= 5",
             },
           ];
+    const ratio = (pick: (round: Round) => number) => round(of(pick) * 100);
     return [
       ...referenceRows,
       // Targets compare with the ceiling that has the server's pooled getRandomValues: the same
-      // LangGraph code path, and far steadier here than plain LangGraph.js (whose per-UUID
-      // platform calls swing with the machine), which is printed beside it.
-      { name: "runs: in-process ceiling (graph.invoke, MemorySaver)", value: round(ceiling.perSecond), unit: "runs/s" },
+      // LangGraph code path, and steadier here than plain LangGraph.js (whose per-UUID platform
+      // calls swing with the machine), which is printed beside it.
+      {
+        name: "runs: in-process ceiling (graph.invoke, MemorySaver)",
+        value: round(of((r) => r.plain.perSecond)),
+        unit: "runs/s",
+      },
       {
         name: "runs: in-process ceiling, pooled getRandomValues (as in the server)",
-        value: round(pooledCeiling.perSecond),
+        value: round(of((r) => r.pooled.perSecond)),
         unit: "runs/s",
       },
       { name: "runs: create thread + run/wait, 32 clients, 1 process", value: round(single.perSecond), unit: "runs/s" },
       {
         name: "runs: 1 process / in-process ceiling (pooled getRandomValues)",
-        value: round((single.perSecond / pooledCeiling.perSecond) * 100),
+        value: ratio((r) => r.server.perSecond / r.pooled.perSecond),
         unit: "%",
         target: ">= 60",
       },
       {
         name: "runs: 1 process / plain in-process ceiling",
-        value: round((single.perSecond / ceiling.perSecond) * 100),
+        value: ratio((r) => r.server.perSecond / r.plain.perSecond),
         unit: "%",
       },
-      { name: "runs: CPU per run, in-process ceiling", value: round(ceiling.cpuMsPerRun, 2), unit: "ms" },
       {
-        name: "runs: CPU per run, in-process ceiling with pooled getRandomValues",
-        value: round(pooledCeiling.cpuMsPerRun, 2),
+        name: "runs: CPU per run, in-process ceiling",
+        value: round(
+          of((r) => r.plain.cpuMsPerRun),
+          2,
+        ),
         unit: "ms",
       },
-      { name: "runs: CPU per run, server process (thread + run/wait)", value: round(serverCpuMsPerRun, 2), unit: "ms" },
+      {
+        name: "runs: CPU per run, in-process ceiling with pooled getRandomValues",
+        value: round(
+          of((r) => r.pooled.cpuMsPerRun),
+          2,
+        ),
+        unit: "ms",
+      },
+      {
+        name: "runs: CPU per run, server process (thread + run/wait)",
+        value: round(single.cpuMsPerRun, 2),
+        unit: "ms",
+      },
       {
         name: "runs: CPU efficiency vs in-process ceiling (pooled getRandomValues)",
-        value: round((pooledCeiling.cpuMsPerRun / serverCpuMsPerRun) * 100),
+        value: ratio((r) => r.pooled.cpuMsPerRun / r.server.cpuMsPerRun),
         unit: "%",
         target: ">= 60",
       },
       {
         name: "runs: CPU efficiency vs plain in-process ceiling",
-        value: round((ceiling.cpuMsPerRun / serverCpuMsPerRun) * 100),
+        value: ratio((r) => r.plain.cpuMsPerRun / r.server.cpuMsPerRun),
         unit: "%",
       },
       { name: "runs: run/wait latency p50 (32 clients)", value: round(percentile(runLatencies, 50)), unit: "ms" },
@@ -265,6 +352,6 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     ];
   } finally {
     agent.destroy();
-    await Promise.all(servers.map((server) => server.stop()));
+    await Promise.all([...servers, ...ceilings].map((process) => process.stop()));
   }
 }
