@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { END_EVENT, type LoggedEvent, openingEvent, type RunEventLog } from "../stream/event-log.ts";
+import { END_EVENT, type LoggedEvent, type RunEventLog } from "../stream/event-log.ts";
 import type { RunBackend } from "./backend.ts";
 import type { CancelAction, Run, RunStatus } from "./schemas.ts";
 import type {
@@ -64,7 +64,6 @@ class MemoryRunStore implements RunStore {
       entry.firstStartedAt = now;
       this.#runs.set(run.run_id, entry);
       this.#active.set(run.thread_id, run.run_id);
-      await this.#open(run.run_id, 1);
       return { outcome: "claimed", claimed: { run: entry.run, attempt: 1, firstStartedAt: now, resumed: false } };
     }
     this.#runs.set(run.run_id, { run: { ...run, status: "pending" }, attempt: 0, startAt, seq: ++this.#seq });
@@ -115,10 +114,6 @@ class MemoryRunStore implements RunStore {
     return "deleted";
   }
 
-  #open(runId: string, attempt: number): Promise<void> {
-    return this.#events.append(runId, [openingEvent(runId, attempt)]);
-  }
-
   async claim(leaseMs: number): Promise<{ claimed?: ClaimedRun; nextDueAt?: number }> {
     const now = Date.now();
     for (const [threadId, queue] of this.#queues) {
@@ -134,7 +129,6 @@ class MemoryRunStore implements RunStore {
       const resumed = entry.firstStartedAt !== undefined;
       entry.firstStartedAt ??= now;
       this.#set(entry, "running");
-      await this.#open(entry.run.run_id, entry.attempt);
       const claimed = { run: entry.run, attempt: entry.attempt, firstStartedAt: entry.firstStartedAt, resumed };
       return { claimed, nextDueAt: this.#nextDueAt() };
     }

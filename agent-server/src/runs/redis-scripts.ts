@@ -11,8 +11,7 @@ import { RedisScript } from "../storage/redis-script.ts";
  *   ready      zset: thread ids with queued runs, scored by when the head run is due (ms)
  *   leases     zset: running run ids, scored by lease expiry (ms)
  *   inflight   zset: pending and running run ids by arrival
- *   ev:<id>    stream: the run's events (see stream/event-log.ts), opened by the claim that starts an
- *              attempt (its \`metadata\` entry) and closed atomically with the run's status
+ *   ev:<id>    stream: the run's events (see stream/event-log.ts), closed atomically with the run's status
  *   wake       channel: published when work becomes available
  *   cancel     channel: "<run id> <action>" for the process executing the run
  */
@@ -25,19 +24,12 @@ local function wake(tid, now)
     redis.call('PUBLISH', p..'wake', tid)
   end
 end
--- The first event of every attempt, written with the claim (see stream/event-log.ts for the format).
-local function opening(rid, attempt)
-  local ev = p..'ev:'..rid
-  redis.call('XADD', ev, '0-*', 'event', 'metadata', 'data',
-    '{"run_id":'..cjson.encode(rid)..',"attempt":'..attempt..'}')
-  redis.call('PUBLISH', ev, '1')
-end
 `;
 
 /**
  * ARGV: p, run id, thread id, json, now iso, start_at ms, reject-if-busy (1|0), claim lease ms
  * (0: queue only). Returns 1 when queued, 3 when claimed at once (due, thread free, a lease was
- * asked for: the run is running with attempt 1, its event log is opened, and it is not queued), 0 when busy, or 2 when a run
+ * asked for: the run is running with attempt 1 and is not queued), 0 when busy, or 2 when a run
  * with that id exists (it is left as it is: creating a given id is idempotent).
  */
 export const ENQUEUE = new RedisScript(`${common}
@@ -56,7 +48,6 @@ if idle and leaseMs > 0 then
     'start_at', now, 'started_at', now, 'thread_id', tid, 'seq', seq)
   redis.call('SET', a, rid)
   redis.call('ZADD', p..'leases', now + leaseMs, rid)
-  opening(rid, 1)
   return 3
 end
 redis.call('HSET', rk, 'json', ARGV[4], 'status', 'pending', 'updated_at', ARGV[5], 'attempt', 0,
@@ -72,7 +63,7 @@ return 1
 `);
 
 /**
- * Takes the next due run and opens its attempt's events. ARGV: p, now ms, lease ms, now iso. Returns {run id, attempt, json, first start ms, resumed 0|1,
+ * ARGV: p, now ms, lease ms, now iso. Returns {run id, attempt, json, first start ms, resumed 0|1,
  * when the next run is due (ms) or false}, or {false, when the next delayed run is due (ms) or
  * false} when nothing is due.
  */
@@ -104,7 +95,6 @@ for _ = 1, 50 do
       redis.call('HSET', rk, 'status', 'running', 'updated_at', ARGV[4])
       redis.call('ZADD', p..'leases', now + tonumber(ARGV[3]), rid)
       local resumed = 1 - redis.call('HSETNX', rk, 'started_at', ARGV[2])
-      opening(rid, attempt)
       local nextDue = redis.call('ZRANGE', p..'ready', 0, 0, 'WITHSCORES')
       return {rid, attempt, redis.call('HGET', rk, 'json'), redis.call('HGET', rk, 'started_at'), resumed,
         nextDue[2] or false}

@@ -186,8 +186,8 @@ export class RunWorkerPool {
     const { run, attempt } = claimed;
     const { store, events } = this.#backend;
     const startedAt = new Date().toISOString();
-    // The claim that started this attempt wrote its `metadata` event.
     const writer = new RunEventWriter(events, run.run_id);
+    writer.push("metadata", { run_id: run.run_id, attempt });
     // Creating a queued run marked the thread busy; the previous run's end may have raced with
     // that. A run claimed as it was created had no previous run left to race with.
     const { threads } = this.#ctx.storage;

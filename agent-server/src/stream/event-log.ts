@@ -9,15 +9,6 @@ export interface LoggedEvent {
   data: string;
 }
 
-/**
- * The entry that opens each attempt of a run: written by the run store's claim, in the same
- * step that starts the attempt (the Redis store's scripts build the same JSON).
- */
-export const openingEvent = (runId: string, attempt: number) => ({
-  event: "metadata",
-  data: JSON.stringify({ run_id: runId, attempt }),
-});
-
 /** Name of the log entry that closes a run's stream; never sent to clients. */
 export const END_EVENT = "__end__";
 
