@@ -165,7 +165,8 @@ const constructorRecord = (name: string, method: string | null, args: unknown[])
 function plusReplacer(_key: string, value: unknown): unknown {
   if (value === undefined) return { lc: 2, type: "undefined" };
   if (value instanceof DeltaSnapshot) return { lc: 2, type: "delta_snapshot", value: value.value };
-  if (value instanceof Set || value instanceof Map) return constructorRecord(value.constructor.name, null, [[...value]]);
+  if (value instanceof Set || value instanceof Map)
+    return constructorRecord(value.constructor.name, null, [[...value]]);
   if (value instanceof RegExp) return constructorRecord("RegExp", null, [value.source, value.flags]);
   if (value instanceof Error) return constructorRecord("Error", null, [value.message]);
   const send = value as { lg_name?: unknown; node: unknown; args: unknown; timeout?: unknown } | null;
