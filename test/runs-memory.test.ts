@@ -50,4 +50,25 @@ describe("runs on in-memory storage", () => {
     await client.runs.cancel(thread.thread_id, slow.run_id, true);
     expect((await client.runs.get(thread.thread_id, slow.run_id)).status).toBe("interrupted");
   });
+
+  it("lists a thread's runs newest first, paged and filtered, apart from other threads' runs", async () => {
+    const { client } = server;
+    const [thread, other] = [await client.threads.create(), await client.threads.create()];
+    const runIds: string[] = [];
+    for (const label of ["a", "b", "c"]) {
+      const run = await client.runs.create(thread.thread_id, "steps", { input: { steps: 1, label } });
+      runIds.push(run.run_id);
+      await client.runs.join(thread.thread_id, run.run_id);
+    }
+    const elsewhere = await client.runs.create(other.thread_id, "steps", { input: { steps: 1 } });
+    await client.runs.join(other.thread_id, elsewhere.run_id);
+    const listed = (await client.runs.list(thread.thread_id)).map((run) => run.run_id);
+    expect(listed).toEqual([...runIds].reverse());
+    const page = await client.runs.list(thread.thread_id, { limit: 1, offset: 1 });
+    expect(page.map((run) => run.run_id)).toEqual([runIds[1]]);
+    expect(await client.runs.list(thread.thread_id, { status: "error" })).toEqual([]);
+    await client.runs.delete(thread.thread_id, runIds[0] as string);
+    expect((await client.runs.list(thread.thread_id)).map((run) => run.run_id)).toEqual([runIds[2], runIds[1]]);
+    expect((await client.runs.list(other.thread_id)).map((run) => run.run_id)).toEqual([elsewhere.run_id]);
+  });
 });

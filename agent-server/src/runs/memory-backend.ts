@@ -28,6 +28,8 @@ const nowIso = () => new Date().toISOString();
 /** The run queue in process memory (`agent-server dev`): same semantics as the Redis store, one process. */
 class MemoryRunStore implements RunStore {
   readonly #runs = new Map<string, Entry>();
+  /** Run ids of each thread in arrival order, so a thread's runs are found without walking every run. */
+  readonly #byThread = new Map<string, Set<string>>();
   readonly #queues = new Map<string, string[]>();
   readonly #active = new Map<string, string>();
   readonly #signals: EventEmitter;
@@ -48,6 +50,21 @@ class MemoryRunStore implements RunStore {
     return queue;
   }
 
+  #add(entry: Entry): void {
+    this.#runs.set(entry.run.run_id, entry);
+    const ids = this.#byThread.get(entry.run.thread_id) ?? new Set<string>();
+    this.#byThread.set(entry.run.thread_id, ids.add(entry.run.run_id));
+  }
+
+  #remove(runId: string): void {
+    const entry = this.#runs.get(runId);
+    if (!entry) return;
+    this.#runs.delete(runId);
+    const ids = this.#byThread.get(entry.run.thread_id);
+    ids?.delete(runId);
+    if (ids?.size === 0) this.#byThread.delete(entry.run.thread_id);
+  }
+
   #set(entry: Entry, status: RunStatus): void {
     entry.run = { ...entry.run, status, updated_at: nowIso() };
   }
@@ -62,11 +79,11 @@ class MemoryRunStore implements RunStore {
       const entry: Entry = { run: { ...run, status: "running" }, attempt: 1, startAt: now, seq: ++this.#seq };
       entry.leaseUntil = now + claimLeaseMs;
       entry.firstStartedAt = now;
-      this.#runs.set(run.run_id, entry);
+      this.#add(entry);
       this.#active.set(run.thread_id, run.run_id);
       return { outcome: "claimed", claimed: { run: entry.run, attempt: 1, firstStartedAt: now, resumed: false } };
     }
-    this.#runs.set(run.run_id, { run: { ...run, status: "pending" }, attempt: 0, startAt, seq: ++this.#seq });
+    this.#add({ run: { ...run, status: "pending" }, attempt: 0, startAt, seq: ++this.#seq });
     queue.push(run.run_id);
     this.#signals.emit("wake", run.thread_id);
     return { outcome: "queued" };
@@ -76,8 +93,9 @@ class MemoryRunStore implements RunStore {
     return this.#runs.get(runId)?.run;
   }
 
+  /** Newest first. */
   #threadRuns(threadId: string): Entry[] {
-    return [...this.#runs.values()].filter((entry) => entry.run.thread_id === threadId).sort((a, b) => b.seq - a.seq);
+    return [...(this.#byThread.get(threadId) ?? [])].reverse().flatMap((runId) => this.#runs.get(runId) ?? []);
   }
 
   async list(threadId: string, { limit, offset, status }: RunListQuery): Promise<Run[]> {
@@ -110,7 +128,7 @@ class MemoryRunStore implements RunStore {
     if (entry.run.status === "running") return "running";
     const queue = this.#queue(entry.run.thread_id);
     if (queue.includes(runId)) queue.splice(queue.indexOf(runId), 1);
-    this.#runs.delete(runId);
+    this.#remove(runId);
     return "deleted";
   }
 
@@ -158,10 +176,10 @@ class MemoryRunStore implements RunStore {
     const entry = this.#owned(runId, attempt);
     if (!entry) return false;
     this.#release(entry);
-    if (status === "deleted") this.#runs.delete(runId);
+    if (status === "deleted") this.#remove(runId);
     else this.#set(entry, status);
     await this.#events.append(runId, [{ event: END_EVENT, data: closing.data }], closing.keepSeconds);
-    if (closing.temporary) setTimeout(() => this.#runs.delete(runId), closing.keepSeconds * 1000).unref();
+    if (closing.temporary) setTimeout(() => this.#remove(runId), closing.keepSeconds * 1000).unref();
     return true;
   }
 
@@ -180,7 +198,7 @@ class MemoryRunStore implements RunStore {
     if (entry.run.status === "pending") {
       const queue = this.#queue(entry.run.thread_id);
       if (queue.includes(runId)) queue.splice(queue.indexOf(runId), 1);
-      if (action === "rollback") this.#runs.delete(runId);
+      if (action === "rollback") this.#remove(runId);
       else this.#set(entry, "interrupted");
       return "cancelled";
     }
