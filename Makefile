@@ -6,7 +6,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: install build dev test lint format bench clean
+.PHONY: install build dev test lint format bench bench-compare clean
 
 node_modules/.package-lock.json: package.json package-lock.json */package.json
 	npm ci --no-audit --no-fund
@@ -36,6 +36,10 @@ format: install
 
 bench: build
 	node bench/run.ts
+
+## CPU per run of the agent server at BASE (a git ref, default main) against the working tree.
+bench-compare: install
+	scripts/bench-compare.sh $(or $(BASE),main)
 
 clean:
 	rm -rf node_modules */node_modules */dist

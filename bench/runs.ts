@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -8,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
 import { percentile, round } from "./support/measure.ts";
 import { referenceCliPath, startReferenceServer } from "./support/reference-server.ts";
+import { call, input, load, median, processCpuSeconds, statefulCycle } from "./support/run-load.ts";
 import type { BenchResult } from "./types.ts";
 
 const CLIENTS = 32;
@@ -28,75 +28,6 @@ const SERVER_WARMUP_SECONDS = 20;
 const CEILING_WARMUP_SECONDS = 5;
 const FIRST_EVENT_SAMPLES = 100;
 const exampleProject = join(dirname(fileURLToPath(import.meta.url)), "../agent-server/example/langgraph.json");
-const input = { messages: [{ role: "human", content: "how fast is this server?" }] };
-
-/** One JSON request over a kept-alive connection; resolves with the status and the body text. */
-function call(
-  agent: Agent,
-  url: string,
-  method: "POST" | "GET",
-  body?: unknown,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent, headers: { "content-type": "application/json" } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
-
-interface Load {
-  perSecond: number;
-  latencies: number[];
-  failed: number;
-}
-
-/** `clients` loops doing `cycle` for `seconds`; latencies are of the whole cycle. */
-async function load(clients: number, seconds: number, cycle: (client: number) => Promise<boolean>): Promise<Load> {
-  const latencies: number[] = [];
-  let failed = 0;
-  const start = performance.now();
-  const end = start + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: clients }, async (_, client) => {
-      while (performance.now() < end) {
-        const began = performance.now();
-        if (await cycle(client).catch(() => false)) latencies.push(performance.now() - began);
-        else failed++;
-      }
-    }),
-  );
-  return { perSecond: latencies.length / ((performance.now() - start) / 1000), latencies, failed };
-}
-
-/** Create a thread, then run the agent on it and wait for the answer: the run latency is the second call. */
-function statefulCycle(urls: string[], agent: Agent, runLatencies: number[]) {
-  return async (client: number) => {
-    const url = urls[client % urls.length] as string;
-    const thread = await call(agent, `${url}/threads`, "POST", {});
-    if (thread.status !== 200) return false;
-    const { thread_id } = JSON.parse(thread.text) as { thread_id: string };
-    const began = performance.now();
-    const run = await call(agent, `${url}/threads/${thread_id}/runs/wait`, "POST", { assistant_id: "agent", input });
-    runLatencies.push(performance.now() - began);
-    return run.status === 200 && run.text.includes("how fast");
-  };
-}
-
-/** CPU seconds (user + system) a process used so far, from /proc; undefined where there is none. */
-function processCpuSeconds(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
 
 interface Ceiling {
   perSecond: number;
@@ -145,14 +76,6 @@ interface Round {
   plain: Ceiling;
   pooled: Ceiling;
   server: Ceiling;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 async function timeToFirstEvent(url: string, agent: Agent): Promise<number[]> {
