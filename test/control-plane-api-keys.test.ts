@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { hashApiKey, listen } from "@agentplane/common";
 import { deploymentApiKeysSecretName } from "@agentplane/crds";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createControlPlane } from "../control-plane/src/app.ts";
 import type { ControlPlaneConfig } from "../control-plane/src/config.ts";
 import {
@@ -12,25 +12,15 @@ import {
   controlPlaneConfig,
   deploymentBody,
   type Harness,
-  startHarness,
 } from "../control-plane/src/testing/harness.ts";
-import { OperatorStandIn } from "../control-plane/src/testing/operator-stand-in.ts";
+import type { OperatorStandIn } from "../control-plane/src/testing/operator-stand-in.ts";
+import { useHarness } from "../control-plane/src/testing/suite.ts";
 
 // Agent servers deployed by the control plane accept the workspace's API keys: the control plane keeps
 // their hashes in a per-deployment Secret that the operator mounts.
 let h: Harness;
 let operator: OperatorStandIn;
-beforeAll(async () => {
-  h = await startHarness();
-  operator = new OperatorStandIn(h.cluster.custom);
-});
-afterAll(() => h?.close());
-
-const createDeployment = async (name: string) => {
-  const res = await h.api("POST", "/v2/deployments", { body: deploymentBody(name) });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body;
-};
+useHarness((started) => ({ h, operator } = started));
 
 describe("agent server API keys", () => {
   /** A control plane on the same cluster with other grants, logging into `lines`. */
@@ -54,7 +44,7 @@ describe("agent server API keys", () => {
   };
 
   it("refreshes the key Secret from today's grants on PATCH, new revision and redeploy", async () => {
-    const d = await createDeployment("key-rotation");
+    const d = await h.createDeployment("key-rotation");
     const rotated = `key-rotated-${crypto.randomUUID()}`;
     const grants = [{ ...(h.ids.grants[0] as (typeof h.ids.grants)[number]), hash: hashApiKey(rotated) }];
     const lines: string[] = [];
@@ -119,7 +109,7 @@ describe("agent server API keys", () => {
       expect(warnings[0].msg).toMatch(/unauthenticated/);
 
       // A deployment that had keys loses its Secret once no grant covers it any more.
-      const keyed = await createDeployment("keys-revoked");
+      const keyed = await h.createDeployment("keys-revoked");
       expect(await apiKeyHashesOf(h.cluster, keyed.id)).toHaveLength(2);
       const revoked = await call(plane.url, "PATCH", `/v2/deployments/${keyed.id}`, {
         headers,

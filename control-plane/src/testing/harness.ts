@@ -168,6 +168,8 @@ export interface Harness {
   ids: Identities;
   /** Calls the API as workspace A1 (key bound to that one workspace) unless headers say otherwise. */
   api(method: string, path: string, options?: CallOptions): Promise<ApiResponse>;
+  /** Creates a deployment as workspace A1 (`deploymentBody` with `overrides`); throws unless it is created. */
+  createDeployment(name: string, overrides?: Record<string, unknown>): Promise<ApiResponse["body"]>;
   close(): Promise<void>;
 }
 
@@ -175,12 +177,18 @@ export async function startHarness(): Promise<Harness> {
   const cluster = await startTestCluster();
   const ids = identities();
   const controlPlane = await startControlPlane(controlPlaneConfig(cluster.kubeconfigPath, ids));
+  const api: Harness["api"] = (method, path, options = {}) =>
+    call(controlPlane.url, method, path, { ...options, headers: { "x-api-key": ids.keys.a1, ...options.headers } });
   return {
     cluster,
     controlPlane,
     ids,
-    api: (method, path, options = {}) =>
-      call(controlPlane.url, method, path, { ...options, headers: { "x-api-key": ids.keys.a1, ...options.headers } }),
+    api,
+    createDeployment: async (name, overrides = {}) => {
+      const res = await api("POST", "/v2/deployments", { body: deploymentBody(name, overrides) });
+      if (res.status !== 201) throw new Error(`creating ${name}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
     close: async () => {
       await controlPlane.close();
       await cluster.close();
