@@ -33,3 +33,13 @@ export async function waitUntil(check: () => Promise<boolean>, what: string, tim
   }
   throw new Error(`timed out waiting until ${what}`);
 }
+
+/** Reads until `accept` takes the value or `timeoutMs` passed, then returns the last value read (for the test to check). */
+export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (accept(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
