@@ -13,4 +13,4 @@ trap 'git -C "$root" worktree remove --force "$tree"; rm -rf "$scratch"' EXIT
 for modules in "$root"/node_modules "$root"/*/node_modules; do
   if [ -d "$modules" ]; then ln -s "$modules" "$tree/${modules#"$root"/}"; fi
 done
-node --conditions=source "$root/bench/support/compare-servers.ts" "$tree" "$root" "${ROUNDS:-12}"
+"$root/node_modules/.bin/node" --conditions=source "$root/bench/support/compare-servers.ts" "$tree" "$root" "${ROUNDS:-12}"
