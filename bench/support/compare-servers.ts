@@ -24,6 +24,7 @@ const serverEnv = { N_WORKERS: String(CLIENTS), RUN_LEASE_MS: "15000", RUN_POLL_
 interface Window {
   cpuMsPerRun: number;
   perSecond: number;
+  failed: number;
 }
 
 /** The tree's own `spawnServer`, so the server runs that tree's code. */
@@ -38,7 +39,7 @@ async function measure(server: ServerProcess, agent: Agent, seconds: number): Pr
   const before = processCpuSeconds(server.pid) ?? Number.NaN;
   const window = await load(CLIENTS, seconds, statefulCycle([server.url], agent, []));
   const used = (processCpuSeconds(server.pid) ?? Number.NaN) - before;
-  return { cpuMsPerRun: (used * 1000) / window.latencies.length, perSecond: window.perSecond };
+  return { cpuMsPerRun: (used * 1000) / window.latencies.length, perSecond: window.perSecond, failed: window.failed };
 }
 
 const [baseTree, changedTree, roundsArgument] = process.argv.slice(2);
@@ -70,7 +71,10 @@ try {
     console.log(
       `${which === 0 ? "base   " : "changed"} ${tree}: CPU per run ${round(cpu, 3)} ms (windows: ${measured
         .map((w) => round(w.cpuMsPerRun, 2))
-        .join(" ")}), ${round(median(measured.map((w) => w.perSecond)))} runs/s`,
+        .join(" ")}), ${round(median(measured.map((w) => w.perSecond)))} runs/s, ${measured.reduce(
+        (sum, w) => sum + w.failed,
+        0,
+      )} failed cycles`,
     );
     return cpu;
   });
