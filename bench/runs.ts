@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
 import { percentile, round } from "./support/measure.ts";
 import { referenceCliPath, startReferenceServer } from "./support/reference-server.ts";
-import { call, input, load, median, processCpuSeconds, statefulCycle } from "./support/run-load.ts";
+import { call, input, load, measureServerWindow, median, statefulCycle } from "./support/run-load.ts";
 import type { BenchResult } from "./types.ts";
 
 const CLIENTS = 32;
@@ -141,18 +141,9 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     servers.push(await spawnServer(redisUrl, prefix, serverEnv, exampleProject));
     const one = [servers[0]?.url as string];
     await load(CLIENTS, SERVER_WARMUP_SECONDS, statefulCycle(one, agent, []));
-    const pid = servers[0]?.pid as number;
-    /** Runs per second and CPU per run of the server under `seconds` of load; run latencies go to `latencies`. */
-    const measureServer = async (seconds: number, latencies: number[]) => {
-      const cpuBefore = processCpuSeconds(pid);
-      const window = await load(CLIENTS, seconds, statefulCycle(one, agent, latencies));
-      const cpuAfter = processCpuSeconds(pid);
-      const cpuMsPerRun =
-        cpuBefore === undefined || cpuAfter === undefined
-          ? Number.NaN
-          : ((cpuAfter - cpuBefore) * 1000) / window.latencies.length;
-      return { perSecond: window.perSecond, cpuMsPerRun, failed: window.failed };
-    };
+    const server = servers[0] as ServerProcess;
+    const measureServer = (seconds: number, latencies?: number[]) =>
+      measureServerWindow(server, agent, CLIENTS, seconds, latencies);
     // Throughput, CPU and latency under steady load…
     const runLatencies: number[] = [];
     const single = await measureServer(SECONDS, runLatencies);
@@ -163,9 +154,9 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
       const pooled = await pooledCeiling.measure(WINDOW_SECONDS);
       // Unmeasured load first: the server was idle during the ceilings' windows.
       await load(CLIENTS, 1, statefulCycle(one, agent, []));
-      const server = await measureServer(WINDOW_SECONDS, []);
-      single.failed += server.failed;
-      rounds.push({ plain, pooled, server });
+      const window = await measureServer(WINDOW_SECONDS);
+      single.failed += window.failed;
+      rounds.push({ plain, pooled, server: window });
     }
     await Promise.all(ceilings.splice(0).map((ceiling) => ceiling.stop()));
     const of = (pick: (round: Round) => number) => median(rounds.map(pick));

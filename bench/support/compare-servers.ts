@@ -14,18 +14,12 @@ import { pathToFileURL } from "node:url";
 import type { ServerProcess } from "../../agent-server/src/runs/testing/process.ts";
 import { startRedisServer } from "../../test/support/redis-server.ts";
 import { round } from "./measure.ts";
-import { load, median, processCpuSeconds, statefulCycle } from "./run-load.ts";
+import { load, measureServerWindow, median, type ServerWindow, statefulCycle } from "./run-load.ts";
 
 const CLIENTS = 32;
 const WARMUP_ROUNDS = 4;
 const WINDOW_SECONDS = 3;
 const serverEnv = { N_WORKERS: String(CLIENTS), RUN_LEASE_MS: "15000", RUN_POLL_MS: "1000" };
-
-interface Window {
-  cpuMsPerRun: number;
-  perSecond: number;
-  failed: number;
-}
 
 /** The tree's own `spawnServer`, so the server runs that tree's code. */
 async function startServer(tree: string, redisUrl: string): Promise<ServerProcess> {
@@ -33,13 +27,6 @@ async function startServer(tree: string, redisUrl: string): Promise<ServerProces
   const { spawnServer } = (await import(module)) as typeof import("../../agent-server/src/runs/testing/process.ts");
   const project = join(tree, "agent-server/example/langgraph.json");
   return spawnServer(redisUrl, `compare-${randomUUID().slice(0, 8)}:`, serverEnv, project);
-}
-
-async function measure(server: ServerProcess, agent: Agent, seconds: number): Promise<Window> {
-  const before = processCpuSeconds(server.pid) ?? Number.NaN;
-  const window = await load(CLIENTS, seconds, statefulCycle([server.url], agent, []));
-  const used = (processCpuSeconds(server.pid) ?? Number.NaN) - before;
-  return { cpuMsPerRun: (used * 1000) / window.latencies.length, perSecond: window.perSecond, failed: window.failed };
 }
 
 const [baseTree, changedTree, roundsArgument] = process.argv.slice(2);
@@ -54,14 +41,14 @@ const servers: ServerProcess[] = [];
 const agents = trees.map(() => new Agent({ keepAlive: true, maxSockets: CLIENTS * 2 }));
 try {
   for (const tree of trees) servers.push(await startServer(tree, redis.url));
-  const windows: Window[][] = trees.map(() => []);
+  const windows: ServerWindow[][] = trees.map(() => []);
   for (let i = 0; i < WARMUP_ROUNDS + rounds; i++) {
     // Alternate which tree goes first, so neither always follows the other's load.
     for (const which of i % 2 === 0 ? [0, 1] : [1, 0]) {
       const server = servers[which] as ServerProcess;
       const agent = agents[which] as Agent;
       await load(CLIENTS, 1, statefulCycle([server.url], agent, []));
-      const window = await measure(server, agent, WINDOW_SECONDS);
+      const window = await measureServerWindow(server, agent, CLIENTS, WINDOW_SECONDS);
       if (i >= WARMUP_ROUNDS) windows[which]?.push(window);
     }
   }

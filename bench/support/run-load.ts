@@ -87,3 +87,31 @@ export function median(values: number[]): number {
     ? (sorted[middle] as number)
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
+
+export interface ServerWindow {
+  perSecond: number;
+  /** Server CPU (user + system, all its threads) per completed cycle. */
+  cpuMsPerRun: number;
+  failed: number;
+}
+
+/**
+ * `clients` closed-loop stateful cycles against one server process for `seconds`: runs/s and the
+ * server's CPU per run; run latencies go to `latencies` when given.
+ */
+export async function measureServerWindow(
+  server: { url: string; pid: number },
+  agent: Agent,
+  clients: number,
+  seconds: number,
+  latencies: number[] = [],
+): Promise<ServerWindow> {
+  const cpuBefore = processCpuSeconds(server.pid);
+  const window = await load(clients, seconds, statefulCycle([server.url], agent, latencies));
+  const cpuAfter = processCpuSeconds(server.pid);
+  const cpuMsPerRun =
+    cpuBefore === undefined || cpuAfter === undefined
+      ? Number.NaN
+      : ((cpuAfter - cpuBefore) * 1000) / window.latencies.length;
+  return { perSecond: window.perSecond, cpuMsPerRun, failed: window.failed };
+}
