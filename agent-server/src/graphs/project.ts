@@ -83,6 +83,27 @@ export function readProject(configPath: string): Project {
   };
 }
 
+/**
+ * Reads and validates one top-level section of `langgraph.json` (an absent section is `{}`); a
+ * bad one is a ProjectError naming the offending key.
+ */
+export function readProjectSection<S extends z.ZodType>(configPath: string, section: string, schema: S): z.output<S> {
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(readFileSync(configPath, "utf8"));
+  } catch (error) {
+    throw new ProjectError(`cannot read ${configPath}: ${(error as Error).message}`);
+  }
+  const parsed = schema.safeParse(json[section] ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ProjectError(
+      `${configPath}: ${[section, ...(issue?.path ?? [])].join(".")} ${issue?.message ?? "is invalid"}`,
+    );
+  }
+  return parsed.data;
+}
+
 /** Variables already set in the process win over the project's defaults. */
 export function applyProjectEnv(env: Record<string, string>, target: NodeJS.ProcessEnv = process.env): void {
   for (const [key, value] of Object.entries(env)) {

@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
 import type { RequestHandler } from "express";
 import { z } from "zod";
-import { ProjectError } from "../graphs/project.ts";
+import { readProjectSection } from "../graphs/project.ts";
 
 /** Response headers browser clients must be able to read (run location, pagination). */
 const EXPOSED_HEADERS = ["content-location", "location", "x-pagination-total", "x-pagination-next"];
@@ -26,18 +25,7 @@ export type HttpSection = z.infer<typeof HttpSection>;
 
 /** Reads and validates `http` from `langgraph.json`; a bad section is a ProjectError (exit code 2). */
 export function readHttpSection(configPath: string): HttpSection {
-  let json: { http?: unknown };
-  try {
-    json = JSON.parse(readFileSync(configPath, "utf8"));
-  } catch (error) {
-    throw new ProjectError(`cannot read ${configPath}: ${(error as Error).message}`);
-  }
-  const parsed = HttpSection.safeParse(json.http ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new ProjectError(`${configPath}: http.${issue?.path.join(".")} ${issue?.message ?? "is invalid"}`);
-  }
-  return parsed.data;
+  return readProjectSection(configPath, "http", HttpSection);
 }
 
 export interface CorsSettings {
