@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
 import { percentile, round } from "./support/measure.ts";
 import { referenceCliPath, startReferenceServer } from "./support/reference-server.ts";
-import { call, input, load, measureServerWindow, median, statefulCycle } from "./support/run-load.ts";
+import { call, input, load, measureServerWindow, median, redisCpuSeconds, statefulCycle } from "./support/run-load.ts";
 import type { BenchResult } from "./types.ts";
 
 const CLIENTS = 32;
@@ -145,8 +145,14 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     const measureServer = (seconds: number, latencies?: number[]) =>
       measureServerWindow(server, agent, CLIENTS, seconds, latencies);
     // Throughput, CPU and latency under steady load…
+    // …with what the bench's own clients and Redis spend beside the server on the same cores.
     const runLatencies: number[] = [];
+    const clientCpuBefore = process.cpuUsage();
+    const redisCpuBefore = await redisCpuSeconds(redisUrl);
     const single = await measureServer(SECONDS, runLatencies);
+    const redisCpuMsPerRun = (((await redisCpuSeconds(redisUrl)) - redisCpuBefore) * 1000) / single.runs;
+    const { user, system } = process.cpuUsage(clientCpuBefore);
+    const clientCpuMsPerRun = (user + system) / 1000 / single.runs;
     // …and the ratios to the ceilings from alternating windows.
     const rounds: Round[] = [];
     for (let i = 0; i < ROUNDS; i++) {
@@ -235,6 +241,8 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         value: round(single.cpuMsPerRun, 2),
         unit: "ms",
       },
+      { name: "runs: CPU per run, bench clients (same cores)", value: round(clientCpuMsPerRun, 2), unit: "ms" },
+      { name: "runs: CPU per run, Redis (same cores)", value: round(redisCpuMsPerRun, 2), unit: "ms" },
       {
         name: "runs: CPU efficiency vs in-process ceiling (pooled getRandomValues)",
         value: ratio((r) => r.pooled.cpuMsPerRun / r.server.cpuMsPerRun),

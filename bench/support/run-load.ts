@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { type Agent, request } from "node:http";
+import { createClient } from "redis";
 
 /**
  * The load the `runs` bench (and `compare-servers.ts`) puts on agent servers: 32 closed-loop
@@ -90,6 +91,8 @@ export function median(values: number[]): number {
 
 export interface ServerWindow {
   perSecond: number;
+  /** Cycles completed in the window. */
+  runs: number;
   /** Server CPU (user + system, all its threads) per completed cycle. */
   cpuMsPerRun: number;
   failed: number;
@@ -113,5 +116,18 @@ export async function measureServerWindow(
     cpuBefore === undefined || cpuAfter === undefined
       ? Number.NaN
       : ((cpuAfter - cpuBefore) * 1000) / window.latencies.length;
-  return { perSecond: window.perSecond, cpuMsPerRun, failed: window.failed };
+  return { perSecond: window.perSecond, runs: window.latencies.length, cpuMsPerRun, failed: window.failed };
+}
+
+/** CPU seconds (user + system) a Redis server used so far, from its `INFO cpu`. */
+export async function redisCpuSeconds(redisUrl: string): Promise<number> {
+  const client = createClient({ url: redisUrl });
+  await client.connect();
+  try {
+    const info = await client.info("cpu");
+    const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(info)?.[1] ?? Number.NaN);
+    return field("used_cpu_user") + field("used_cpu_sys");
+  } finally {
+    await client.close();
+  }
 }
