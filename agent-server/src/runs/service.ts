@@ -3,8 +3,9 @@ import { conflict, notFound } from "@agentplane/common";
 import { v7 as uuidv7 } from "uuid";
 import { resolveAssistantId } from "../assistants/resolve.ts";
 import type { ServerContext } from "../context.ts";
-import type { Assistant, JsonObject, Thread } from "../storage/types.ts";
+import type { Assistant, JsonObject, Thread, ThreadTtlPolicy } from "../storage/types.ts";
 import { END_EVENT } from "../stream/event-log.ts";
+import { readThreadTtlSettings } from "../threads/ttl.ts";
 import type { RunBackend } from "./backend.ts";
 import type { CancelAction, Run, RunCreateStateful } from "./schemas.ts";
 import { type RunOutcome, settleCancelledPending } from "./settle.ts";
@@ -128,12 +129,15 @@ export class RunService {
   readonly ctx: ServerContext;
   readonly backend: RunBackend;
   readonly #workers: LocalWorkers | undefined;
+  /** For threads that `if_not_exists: create` makes (temporary ones are deleted anyway). */
+  readonly #defaultTtl: ThreadTtlPolicy | undefined;
 
   /** Without `workers` every run goes through the queue and is awaited through the event log. */
   constructor(ctx: ServerContext, backend: RunBackend, workers?: LocalWorkers) {
     this.ctx = ctx;
     this.backend = backend;
     this.#workers = workers;
+    this.#defaultTtl = readThreadTtlSettings(ctx.config.configPath).defaultTtl;
   }
 
   async #assistant(idOrGraphId: string): Promise<Assistant> {
@@ -170,7 +174,7 @@ export class RunService {
     }
     if (existing) return existing;
     if (payload.if_not_exists !== "create") throw threadNotFound(threadId);
-    return threads.create({ thread_id: threadId, metadata, if_exists: "do_nothing" });
+    return threads.create({ thread_id: threadId, metadata, if_exists: "do_nothing", ttl: this.#defaultTtl });
   }
 
   /**

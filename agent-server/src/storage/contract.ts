@@ -283,5 +283,29 @@ export function storageContract(makeStorage: () => Promise<Storage>): void {
       expect(Object.keys(merged?.metadata ?? {})).toHaveLength(20);
       expect(await storage.threads.count({ metadata: { k19: 19, k0: 0 } })).toBe(1);
     });
+
+    it("lists threads whose TTL ran out, soonest first, until a write or the sweep moves them", async () => {
+      const at = (minutes: number) => new Date(Date.now() + minutes * 60_000);
+      const later = await storage.threads.create({ ttl: { strategy: "delete", ttl: 20 } });
+      const sooner = await storage.threads.create({ ttl: { strategy: "keep_latest", ttl: 10 } });
+      const never = await storage.threads.create({});
+      const mine = (ids: string[]) => ids.filter((id) => [later, sooner, never].some((t) => t.thread_id === id));
+      expect(mine(await storage.threads.expired(at(5), 1000))).toEqual([]);
+      expect(mine(await storage.threads.expired(at(15), 1000))).toEqual([sooner.thread_id]);
+      expect(mine(await storage.threads.expired(at(25), 1000))).toEqual([sooner.thread_id, later.thread_id]);
+
+      await storage.threads.update(sooner.thread_id, { ttl_applied: true });
+      const applied = await storage.threads.get(sooner.thread_id);
+      expect(applied?.ttl?.expires_at).toBeNull();
+      expect(applied?.updated_at).toBe(sooner.updated_at);
+      expect(mine(await storage.threads.expired(at(25), 1000))).toEqual([later.thread_id]);
+
+      await storage.threads.update(later.thread_id, { ttl: null });
+      expect(await storage.threads.get(later.thread_id)).not.toHaveProperty("ttl");
+      await storage.threads.update(sooner.thread_id, { status: "busy" });
+      expect(mine(await storage.threads.expired(at(25), 1000))).toEqual([sooner.thread_id]);
+      await storage.threads.delete(sooner.thread_id);
+      expect(mine(await storage.threads.expired(at(25), 1000))).toEqual([]);
+    });
   });
 }

@@ -97,6 +97,22 @@ export interface Interrupt {
   value: unknown;
 }
 
+/** What happens to a thread its TTL ran out on: deleted whole, or only its older checkpoints. */
+export type ThreadTtlStrategy = "delete" | "keep_latest";
+
+export interface ThreadTtlPolicy {
+  strategy: ThreadTtlStrategy;
+  /** Minutes of inactivity (no write to the thread: runs, state updates, patches) before it expires. */
+  ttl: number;
+}
+
+/** A thread's TTL as stored with it; `expires_at` is null once the sweeper has applied it. */
+export interface ThreadTtl {
+  strategy: ThreadTtlStrategy;
+  ttl_minutes: number;
+  expires_at: string | null;
+}
+
 export interface Thread {
   thread_id: string;
   created_at: string;
@@ -107,12 +123,15 @@ export interface Thread {
   config: JsonObject;
   values: JsonObject | null;
   interrupts: Record<string, Interrupt[]>;
+  /** Only on threads with a TTL; API responses show it on request (`?include=ttl`). */
+  ttl?: ThreadTtl;
 }
 
 export interface ThreadCreate {
   thread_id?: string;
   metadata?: JsonObject;
   if_exists?: "raise" | "do_nothing";
+  ttl?: ThreadTtlPolicy;
 }
 
 export interface ThreadFilter {
@@ -139,6 +158,13 @@ export interface ThreadUpdate {
   config?: JsonObject;
   /** Set when values/interrupts change. */
   state_updated?: boolean;
+  /** A new TTL policy; null removes the thread's TTL. */
+  ttl?: ThreadTtlPolicy | null;
+  /**
+   * The TTL sweeper pruned the thread (`keep_latest`): it stays, without an expiry until its next
+   * write, and this update does not count as activity.
+   */
+  ttl_applied?: boolean;
 }
 
 export interface ThreadStore {
@@ -153,6 +179,8 @@ export interface ThreadStore {
   delete(threadId: string): Promise<boolean>;
   search(query: ThreadSearch): Promise<Page<Thread>>;
   count(filter: ThreadFilter): Promise<number>;
+  /** Up to `limit` ids of threads whose TTL expired at or before `now`, soonest expired first. */
+  expired(now: Date, limit: number): Promise<string[]>;
 }
 
 // ---------------------------------------------------------------- bundle

@@ -54,6 +54,15 @@ export class MemoryThreadStore implements ThreadStore {
     return this.matching(filter).length;
   }
 
+  async expired(now: Date, limit: number): Promise<string[]> {
+    const expiry = (thread: Thread) => Date.parse(thread.ttl?.expires_at ?? "");
+    return [...this.threads.values()]
+      .filter((thread) => expiry(thread) <= now.getTime())
+      .sort((a, b) => expiry(a) - expiry(b))
+      .slice(0, limit)
+      .map((thread) => thread.thread_id);
+  }
+
   private matching(filter: ThreadFilter): Thread[] {
     return [...this.threads.values()].filter((thread) => matchesThread(thread, filter));
   }

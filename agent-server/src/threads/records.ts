@@ -1,8 +1,26 @@
 import { v7 as uuidv7 } from "uuid";
 import { jsonContains } from "../storage/json-match.ts";
-import type { Thread, ThreadCreate, ThreadFilter, ThreadSearch, ThreadStatus, ThreadUpdate } from "../storage/types.ts";
+import type {
+  Thread,
+  ThreadCreate,
+  ThreadFilter,
+  ThreadSearch,
+  ThreadStatus,
+  ThreadTtl,
+  ThreadTtlPolicy,
+  ThreadUpdate,
+} from "../storage/types.ts";
 
 /** Pure rules shared by every ThreadStore backend, so memory and Redis answer alike. */
+
+/** A TTL counted from `now`, the thread's latest activity. */
+function ttlFrom(policy: Pick<ThreadTtl, "strategy" | "ttl_minutes">, now: string): ThreadTtl {
+  const expiresAt = new Date(Date.parse(now) + policy.ttl_minutes * 60_000).toISOString();
+  return { strategy: policy.strategy, ttl_minutes: policy.ttl_minutes, expires_at: expiresAt };
+}
+
+const ttlOf = (policy: ThreadTtlPolicy, now: string) =>
+  ttlFrom({ strategy: policy.strategy, ttl_minutes: policy.ttl }, now);
 
 export function newThread(input: ThreadCreate, now: string): Thread {
   return {
@@ -15,11 +33,17 @@ export function newThread(input: ThreadCreate, now: string): Thread {
     config: {},
     values: null,
     interrupts: {},
+    ...(input.ttl && { ttl: ttlOf(input.ttl, now) }),
   };
 }
 
 export function applyThreadUpdate(thread: Thread, update: ThreadUpdate, now: string): Thread {
+  if (update.ttl_applied) return thread.ttl ? { ...thread, ttl: { ...thread.ttl, expires_at: null } } : thread;
   const next: Thread = { ...thread, updated_at: now };
+  // Every write is activity: the TTL counts again from now.
+  if (update.ttl === null) delete next.ttl;
+  else if (update.ttl) next.ttl = ttlOf(update.ttl, now);
+  else if (thread.ttl) next.ttl = ttlFrom(thread.ttl, now);
   if (update.metadata) next.metadata = { ...thread.metadata, ...update.metadata };
   if (update.status) next.status = update.status;
   if (update.values !== undefined) next.values = update.values;

@@ -13,6 +13,7 @@ import { type ThreadSortField, threadSortScore } from "./records.ts";
  *                                        status filter pages in any order without intersecting
  * - `threads:meta:["<key>",<value>]`     threads per top-level scalar metadata value, scored by
  *                                        creation time (the default order)
+ * - `threads:expiry`                     threads with a pending TTL, scored by expiry time
  */
 export const SORT_FIELDS: readonly ThreadSortField[] = [
   "thread_id",
@@ -30,6 +31,7 @@ export interface ThreadKeys {
   sort(field: ThreadSortField): string;
   status(status: ThreadStatus, field: ThreadSortField): string;
   metadata(key: string, value: unknown): string;
+  expiry: string;
 }
 
 export function threadKeys(prefix: string): ThreadKeys {
@@ -38,6 +40,7 @@ export function threadKeys(prefix: string): ThreadKeys {
     sort: (field) => `${prefix}threads:sort:${field}`,
     status: (status, field) => `${prefix}threads:status:${status}:${field}`,
     metadata: (key, value) => `${prefix}threads:meta:${JSON.stringify([key, value])}`,
+    expiry: `${prefix}threads:expiry`,
   };
 }
 
@@ -58,6 +61,7 @@ export function indexEntries(keys: ThreadKeys, thread: Thread): Map<string, numb
   for (const [key, value] of Object.entries(thread.metadata)) {
     if (isIndexedMetadataValue(value)) entries.set(keys.metadata(key, value), created);
   }
+  if (thread.ttl?.expires_at) entries.set(keys.expiry, Date.parse(thread.ttl.expires_at));
   return entries;
 }
 

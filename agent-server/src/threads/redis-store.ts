@@ -101,6 +101,10 @@ export class RedisThreadStore implements ThreadStore {
     return (await this.find(filter)).total;
   }
 
+  async expired(now: Date, limit: number): Promise<string[]> {
+    return this.client.zRangeByScore(this.keys.expiry, "-inf", now.getTime(), { LIMIT: { offset: 0, count: limit } });
+  }
+
   private async write(threadId: string, oldJson: string, before?: Thread, after?: Thread): Promise<boolean> {
     const newJson = after ? JSON.stringify(after) : "";
     const { keys, args } = casArguments(this.keys, threadId, oldJson, newJson, indexOps(this.keys, before, after));

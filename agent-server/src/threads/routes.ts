@@ -7,6 +7,7 @@ import type { Thread } from "../storage/types.ts";
 import {
   ThreadCountSchema,
   ThreadCreateSchema,
+  ThreadGetQuerySchema,
   ThreadPatchSchema,
   ThreadPathSchema,
   ThreadPruneResponseSchema,
@@ -15,6 +16,7 @@ import {
   ThreadSearchSchema,
 } from "./schemas.ts";
 import { applySupersteps } from "./state.ts";
+import { readThreadTtlSettings, threadView } from "./ttl.ts";
 
 const tag = "Threads";
 
@@ -23,24 +25,28 @@ export interface ThreadRoutesOptions {
   onDelete?: (threadId: string) => Promise<void>;
 }
 
+/** `DELETE /threads/{id}`: the record first, so a failure part-way never leaves a thread without
+ * its checkpoints, and no run can be created on it while its runs are stopped and deleted. */
+export function threadRemover(ctx: ServerContext, options: ThreadRoutesOptions) {
+  const { threads, checkpointer } = ctx.storage;
+  return async (threadId: string): Promise<boolean> => {
+    const deleted = await threads.delete(threadId);
+    await checkpointer.deleteThread(threadId);
+    if (deleted) await options.onDelete?.(threadId);
+    return deleted;
+  };
+}
+
 export function threadRoutes(ctx: ServerContext, options: ThreadRoutesOptions = {}): AnyRoute[] {
   const { threads, checkpointer } = ctx.storage;
+  const { defaultTtl } = readThreadTtlSettings(ctx.config.configPath);
 
   const load = async (threadId: string): Promise<Thread> => {
     const thread = await threads.get(threadId);
     if (!thread) throw notFound(`Thread with ID ${threadId} not found`);
     return thread;
   };
-  /**
-   * The record first, so a failure part-way never leaves a thread without its checkpoints, and
-   * no run can be created on it while its runs are stopped and deleted.
-   */
-  const remove = async (threadId: string): Promise<boolean> => {
-    const deleted = await threads.delete(threadId);
-    await checkpointer.deleteThread(threadId);
-    if (deleted) await options.onDelete?.(threadId);
-    return deleted;
-  };
+  const remove = threadRemover(ctx, options);
 
   return [
     defineRoute({
@@ -56,12 +62,12 @@ export function threadRoutes(ctx: ServerContext, options: ThreadRoutesOptions = 
         const { supersteps, ...input } = body;
         if (input.thread_id && input.if_exists === "do_nothing") {
           const existing = await threads.get(input.thread_id);
-          if (existing) return existing;
+          if (existing) return threadView(existing);
         }
-        const thread = await threads.create(input);
-        if (!supersteps?.length) return thread;
+        const thread = await threads.create({ ...input, ttl: input.ttl ?? defaultTtl });
+        if (!supersteps?.length) return threadView(thread);
         try {
-          return await applySupersteps(ctx, thread, supersteps);
+          return threadView(await applySupersteps(ctx, thread, supersteps));
         } catch (error) {
           await remove(thread.thread_id);
           throw error;
@@ -76,7 +82,15 @@ export function threadRoutes(ctx: ServerContext, options: ThreadRoutesOptions = 
       summary: "Search threads (X-Pagination-Total / X-Pagination-Next headers)",
       body: ThreadSearchSchema,
       response: z.array(ThreadSchema),
-      handler: async ({ body, res }) => sendPage(res, body.offset, await threads.search(body), body.select),
+      handler: async ({ body, res }) => {
+        const page = await threads.search(body);
+        return sendPage(
+          res,
+          body.offset,
+          { ...page, items: page.items.map((thread) => threadView(thread)) },
+          body.select,
+        );
+      },
     }),
     defineRoute({
       method: "post",
@@ -116,24 +130,26 @@ export function threadRoutes(ctx: ServerContext, options: ThreadRoutesOptions = 
       tag,
       summary: "Get a thread",
       params: ThreadPathSchema,
+      query: ThreadGetQuerySchema,
       response: ThreadSchema,
       errors: [404],
-      handler: ({ params }) => load(params.thread_id),
+      handler: async ({ params, query }) =>
+        threadView(await load(params.thread_id), [query.include ?? []].flat().includes("ttl")),
     }),
     defineRoute({
       method: "patch",
       path: "/threads/:thread_id",
       operationId: "patch_thread",
       tag,
-      summary: "Merge metadata into a thread",
+      summary: "Merge metadata into a thread, set or remove its TTL",
       params: ThreadPathSchema,
       body: ThreadPatchSchema,
       response: ThreadSchema,
       errors: [404],
       handler: async ({ params, body }) => {
-        const updated = await threads.update(params.thread_id, { metadata: body.metadata ?? {} });
+        const updated = await threads.update(params.thread_id, { metadata: body.metadata ?? {}, ttl: body.ttl });
         if (!updated) throw notFound(`Thread with ID ${params.thread_id} not found`);
-        return updated;
+        return threadView(updated);
       },
     }),
     defineRoute({
@@ -162,7 +178,8 @@ export function threadRoutes(ctx: ServerContext, options: ThreadRoutesOptions = 
       handler: async ({ params }) => {
         const source = await load(params.thread_id);
         const threadId = uuidv7();
-        await threads.create({ thread_id: threadId, metadata: { ...source.metadata, thread_id: threadId } });
+        const ttl = source.ttl ? { strategy: source.ttl.strategy, ttl: source.ttl.ttl_minutes } : defaultTtl;
+        await threads.create({ thread_id: threadId, metadata: { ...source.metadata, thread_id: threadId }, ttl });
         await checkpointer.copyThread(source.thread_id, threadId);
         const copy = await threads.update(threadId, {
           values: source.values,
@@ -170,7 +187,7 @@ export function threadRoutes(ctx: ServerContext, options: ThreadRoutesOptions = 
           config: source.config,
           state_updated: true,
         });
-        return copy ?? load(threadId);
+        return threadView(copy ?? (await load(threadId)));
       },
     }),
   ];

@@ -11,6 +11,7 @@ import {
   TimestampSchema,
 } from "../schemas/common.ts";
 import type { Thread } from "../storage/types.ts";
+import { ThreadTtlSchema, ThreadTtlStrategySchema } from "./ttl.ts";
 
 export const ThreadStatusSchema = z.enum(["idle", "busy", "interrupted", "error"]);
 
@@ -27,6 +28,10 @@ export const ThreadSchema: z.ZodType<Thread> = z
     config: JsonObjectSchema,
     values: JsonObjectSchema.nullable(),
     interrupts: z.record(z.string(), z.array(InterruptSchema)),
+    ttl: z
+      .object({ strategy: ThreadTtlStrategySchema, ttl_minutes: z.number(), expires_at: TimestampSchema.nullable() })
+      .optional()
+      .describe("Only with `?include=ttl`, on threads that have a TTL"),
   })
   .register(apiSchemas, { id: "Thread" });
 
@@ -59,12 +64,20 @@ export const ThreadCreateSchema = z
     metadata: optional(JsonObjectSchema),
     if_exists: optional(IfExistsSchema),
     supersteps: optional(z.array(SuperstepSchema)),
+    ttl: optional(ThreadTtlSchema),
   })
   .register(apiSchemas, { id: "ThreadCreate" });
 
 export const ThreadPatchSchema = z
-  .object({ metadata: optional(JsonObjectSchema) })
+  .object({
+    metadata: optional(JsonObjectSchema),
+    ttl: ThreadTtlSchema.nullable().optional().describe("A new TTL, counted from now; null removes the thread's TTL"),
+  })
   .register(apiSchemas, { id: "ThreadPatch" });
+
+export const ThreadGetQuerySchema = z.object({
+  include: optional(z.union([z.literal("ttl"), z.array(z.literal("ttl"))])).describe("`ttl` adds the thread's TTL"),
+});
 
 const threadFilterFields = {
   ids: optional(z.array(z.uuid()).max(1000)),
@@ -89,7 +102,7 @@ export const ThreadSearchSchema = z
 export const ThreadPruneSchema = z
   .object({
     thread_ids: z.array(z.uuid()).max(1000),
-    strategy: z.enum(["delete", "keep_latest"]).default("delete"),
+    strategy: ThreadTtlStrategySchema.default("delete"),
   })
   .register(apiSchemas, { id: "ThreadPruneRequest" });
 

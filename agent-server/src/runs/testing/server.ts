@@ -8,6 +8,8 @@ import { type RunsModule, runsModule } from "../module.ts";
 import type { RunSettings } from "../settings.ts";
 
 export const runFixtureConfig = new URL("./langgraph.json", import.meta.url).pathname;
+/** The same graphs with a short default thread TTL (1.2 s) swept every 0.3 s. */
+export const ttlFixtureConfig = new URL("./ttl-langgraph.json", import.meta.url).pathname;
 
 /** Short timings so takeovers and heartbeats happen within a test's patience. */
 export const fastRunSettings: RunSettings = { leaseMs: 1500, maxAttempts: 3, pollMs: 200, heartbeatMs: 1000 };
@@ -31,6 +33,7 @@ export async function startRunServer(
     workers?: number;
     settings?: Partial<RunSettings>;
     callbacks?: BaseCallbackHandler[];
+    configPath?: string;
   } = {},
 ): Promise<RunTestServer> {
   // Crons and thread deletion reach runs through the default runs module, which this server replaces.
@@ -41,7 +44,7 @@ export async function startRunServer(
     threadsModule({ onDelete: (threadId) => runs.service().deleteThreadRuns(threadId) }),
     runs,
   ];
-  const server = await startTestServer(runFixtureConfig, {
+  const server = await startTestServer(options.configPath ?? runFixtureConfig, {
     redisUrl,
     prefix: options.prefix ?? `runs-${randomUUID().slice(0, 8)}:`,
     env: { N_WORKERS: String(options.workers ?? 4), SHUTDOWN_GRACE_MS: "2000" },

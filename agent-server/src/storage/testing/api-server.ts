@@ -5,6 +5,7 @@ import { assistantRoutes } from "../../assistants/routes.ts";
 import { loadConfig } from "../../config.ts";
 import type { ServerContext } from "../../context.ts";
 import { deriveGraphSchemas } from "../../graphs/schemas.ts";
+import { fixtureConfig } from "../../graphs/testing/server.ts";
 import type { AnyCompiledGraph, GraphRegistry } from "../../graphs/types.ts";
 import { threadRoutes } from "../../threads/routes.ts";
 import { createMemoryStorage } from "../memory.ts";
@@ -55,7 +56,12 @@ export function storageBackends(label: string): [string, () => Promise<Storage>]
 /** The assistant and thread routes over `storage`, on a free port. */
 export async function startApiServer(storage: Storage): Promise<ApiServer> {
   const logger = createLogger("contract", "silent");
-  const ctx: ServerContext = { config: loadConfig(["dev"], {}), storage, graphs: echoGraphRegistry(storage), logger };
+  const ctx: ServerContext = {
+    config: loadConfig(["dev", "--config", fixtureConfig], {}),
+    storage,
+    graphs: echoGraphRegistry(storage),
+    logger,
+  };
   const app = createJsonApp();
   mountRoutes(app, [...assistantRoutes(ctx), ...threadRoutes(ctx)]);
   app.use(notFoundHandler);

@@ -1,0 +1,114 @@
+import { z } from "zod";
+import type { ServerContext } from "../context.ts";
+import { readProjectSection } from "../graphs/project.ts";
+import type { Thread, ThreadTtlPolicy } from "../storage/types.ts";
+
+/**
+ * Thread TTLs: a thread with a TTL that sees no write (run, state update, patch) for that many
+ * minutes is deleted with its checkpoints and runs (`delete`), or loses every checkpoint but its
+ * latest (`keep_latest`). A sweeper on every replica applies them; applying one twice is harmless.
+ */
+
+const MINUTE_MS = 60_000;
+/** Threads handled per store query, so one sweep never holds a huge id list. */
+const SWEEP_BATCH = 100;
+
+export const ThreadTtlStrategySchema = z.enum(["delete", "keep_latest"]);
+
+export const ThreadTtlSchema = z.object({
+  strategy: ThreadTtlStrategySchema.default("delete"),
+  ttl: z.number().positive("ttl must be a positive number of minutes"),
+});
+
+/** `checkpointer.ttl` in `langgraph.json`: the deployment's default TTL and the sweep interval. */
+const CheckpointerSection = z.object({
+  ttl: z
+    .object({
+      strategy: ThreadTtlStrategySchema.default("delete"),
+      sweep_interval_minutes: z.number().positive().default(5),
+      default_ttl: z.number().positive().nullish(),
+    })
+    .optional(),
+});
+
+export interface ThreadTtlSettings {
+  /** TTL of threads created without one; undefined: they never expire. */
+  defaultTtl?: ThreadTtlPolicy;
+  sweepIntervalMs: number;
+}
+
+export function readThreadTtlSettings(configPath: string): ThreadTtlSettings {
+  const { ttl } = readProjectSection(configPath, "checkpointer", CheckpointerSection);
+  return {
+    ...(ttl?.default_ttl != null && { defaultTtl: { strategy: ttl.strategy, ttl: ttl.default_ttl } }),
+    sweepIntervalMs: (ttl?.sweep_interval_minutes ?? 5) * MINUTE_MS,
+  };
+}
+
+/** A thread as the API shows it: its TTL only when asked for (`?include=ttl`). */
+export function threadView(thread: Thread, includeTtl = false): Thread {
+  if (includeTtl || thread.ttl === undefined) return thread;
+  const { ttl: _hidden, ...rest } = thread;
+  return rest;
+}
+
+/**
+ * Applies expired TTLs every `sweepIntervalMs`. `remove` deletes a thread the way
+ * `DELETE /threads/{id}` does. Threads with a pending or running run are left alone: the run's
+ * writes are activity, so their TTL starts again.
+ */
+export class ThreadTtlSweeper {
+  readonly #ctx: ServerContext;
+  readonly #remove: (threadId: string) => Promise<boolean>;
+  #timer: NodeJS.Timeout | undefined;
+  #sweeping: Promise<unknown> | undefined;
+
+  constructor(ctx: ServerContext, remove: (threadId: string) => Promise<boolean>) {
+    this.#ctx = ctx;
+    this.#remove = remove;
+  }
+
+  start(intervalMs: number): void {
+    this.#timer = setInterval(() => {
+      this.#sweeping ??= this.sweep()
+        .catch((err) => this.#ctx.logger.error({ err }, "sweeping expired threads failed"))
+        .finally(() => {
+          this.#sweeping = undefined;
+        });
+    }, intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#sweeping;
+  }
+
+  /** Applies every TTL expired by now; returns how many threads it deleted or pruned. */
+  async sweep(now = new Date()): Promise<number> {
+    const { threads, checkpointer } = this.#ctx.storage;
+    let applied = 0;
+    const skipped = new Set<string>();
+    for (;;) {
+      const ids = (await threads.expired(now, SWEEP_BATCH + skipped.size)).filter((id) => !skipped.has(id));
+      if (ids.length === 0) return applied;
+      for (const threadId of ids) {
+        const thread = await threads.get(threadId);
+        const expiresAt = thread?.ttl?.expires_at;
+        // Written since it was listed (activity), or busy with a run: not expired after all.
+        if (!thread || !expiresAt || Date.parse(expiresAt) > now.getTime() || thread.status === "busy") {
+          skipped.add(threadId);
+          continue;
+        }
+        if (thread.ttl?.strategy === "keep_latest") {
+          await checkpointer.pruneThread(threadId);
+          await threads.update(threadId, { ttl_applied: true }, thread);
+        } else {
+          await this.#remove(threadId);
+        }
+        applied++;
+        this.#ctx.logger.info({ thread_id: threadId, strategy: thread.ttl?.strategy }, "thread TTL expired");
+      }
+    }
+  }
+}
