@@ -25,8 +25,11 @@ export interface ThreadRoutesOptions {
   onDelete?: (threadId: string) => Promise<void>;
 }
 
-/** `DELETE /threads/{id}`: the record first, so a failure part-way never leaves a thread without
- * its checkpoints, and no run can be created on it while its runs are stopped and deleted. */
+/**
+ * Deletes a thread as `DELETE /threads/{id}` does: the record first, so a failure part-way never
+ * leaves a thread without its checkpoints, and no run can be created on it while its runs are
+ * stopped and deleted.
+ */
 export function threadRemover(ctx: ServerContext, options: ThreadRoutesOptions) {
   const { threads, checkpointer } = ctx.storage;
   return async (threadId: string): Promise<boolean> => {
