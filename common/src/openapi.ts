@@ -125,7 +125,10 @@ export function buildOpenApi(info: OpenApiInfo, routes: AnyRoute[]): Record<stri
     paths[path] ??= {};
     paths[path][route.method] = operation(route, security);
   }
-  const { schemas } = z.toJSONSchema(apiSchemas, { uri: componentRef, unrepresentable: "any" });
+  // Components as a client may send them: a field with a default is optional and unknown keys are
+  // stripped, not refused. Output mode would list defaulted request fields as required and forbid
+  // extra keys; the two renderings differ only for request schemas, whose defaults are the point.
+  const { schemas } = z.toJSONSchema(apiSchemas, { uri: componentRef, io: "input", unrepresentable: "any" });
   return {
     openapi: "3.1.0",
     info: { title: info.title, version: info.version, description: info.description },

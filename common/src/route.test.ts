@@ -92,6 +92,27 @@ describe("openapi", () => {
     expect(doc.components.schemas.Widget.required).toEqual(["name", "size"]);
     expect(op.responses["422"]).toBeDefined();
   });
+
+  it("documents request components as clients may send them: defaulted fields optional, extra keys allowed", () => {
+    const Query = z
+      .object({ text: z.string(), limit: z.number().int().default(10) })
+      .register(apiSchemas, { id: "WidgetQuery" });
+    const search = defineRoute({
+      method: "post",
+      path: "/widgets/search",
+      operationId: "search_widgets",
+      tag: "Widgets",
+      summary: "Search widgets",
+      body: Query,
+      response: z.array(Widget),
+      handler: () => [],
+    });
+    const component = (buildOpenApi({ title: "t", version: "1" }, [search]) as any).components.schemas.WidgetQuery;
+    expect(component.required).toEqual(["text"]);
+    expect(component.properties.limit).toMatchObject({ type: "integer", default: 10 });
+    expect(component).not.toHaveProperty("additionalProperties");
+    expect(Query.parse({ text: "a", extra: true })).toEqual({ text: "a", limit: 10 });
+  });
 });
 
 describe("api keys", () => {
