@@ -18,6 +18,7 @@ import { installPooledRandomValues } from "./runtime/pooled-random.ts";
 import { createMemoryStorage } from "./storage/memory.ts";
 import { createRedisStorage } from "./storage/redis.ts";
 import type { Storage } from "./storage/types.ts";
+import { readStoreConfig } from "./store/project-config.ts";
 import { storeApiModule } from "./store-api/module.ts";
 import { threadsModule } from "./threads/module.ts";
 
@@ -61,10 +62,15 @@ export interface AgentServer {
 }
 
 async function openStorage(config: ServerConfig, logger: Logger): Promise<Storage> {
-  if (config.storage.kind === "redis") {
-    return createRedisStorage({ url: config.storage.url, prefix: config.storage.prefix, logger });
+  const store = readStoreConfig(config.configPath);
+  if (store.hasIndex) {
+    logger.warn("langgraph.json store.index is set, but this server has no embedding index: search ignores `query`");
   }
-  return createMemoryStorage();
+  if (config.storage.kind === "redis") {
+    const { url, prefix } = config.storage;
+    return createRedisStorage({ url, prefix, logger, storeTtl: store.ttl });
+  }
+  return createMemoryStorage(store.ttl);
 }
 
 /** Builds storage, graphs and the HTTP app, runs module start hooks and listens. */

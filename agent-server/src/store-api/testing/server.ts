@@ -4,6 +4,8 @@ import type { AgentServer, StartOptions } from "../../server.ts";
 
 /** The project the store, cron, A2A, MCP and HTTP-extension tests serve (its `http` section included). */
 export const extensionsFixtureConfig = new URL("./project/langgraph.json", import.meta.url).pathname;
+/** The example graph with `store.ttl` (a 1.2 s default TTL, reads do not refresh it) and a `store.index`. */
+export const storeTtlFixtureConfig = new URL("./store-ttl.json", import.meta.url).pathname;
 
 export interface ExtensionTestServer {
   server: AgentServer;
