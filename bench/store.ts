@@ -1,6 +1,6 @@
 import { connectRedis } from "../agent-server/src/storage/redis-client.ts";
 import { RedisStore } from "../agent-server/src/store/redis.ts";
-import { measureThroughput, round } from "./support/measure.ts";
+import { measureLatencies, measureThroughput, percentile, round } from "./support/measure.ts";
 import type { BenchResult } from "./types.ts";
 
 const CLIENTS = 32;
@@ -9,6 +9,25 @@ const WARMUP_MS = 500;
 const SEARCH_NAMESPACES = 32;
 const ITEMS_PER_NAMESPACE = 200;
 const PREFIX = "bench-store:";
+/** Semantic search: one namespace of items with vectors the size of OpenAI's text-embedding-3-small. */
+const SEMANTIC_ITEMS = 1000;
+const SEMANTIC_DIMS = 1536;
+const SEMANTIC_SAMPLES = 20;
+
+/** A stand-in embedding model (no network here): a deterministic pseudo-random vector per text. */
+function pseudoEmbedding(text: string): number[] {
+  let seed = 2166136261;
+  for (let i = 0; i < text.length; i++) seed = Math.imul(seed ^ text.charCodeAt(i), 16777619);
+  return Array.from({ length: SEMANTIC_DIMS }, () => {
+    seed = Math.imul(seed, 1664525) + 1013904223;
+    return (seed >>> 0) / 2 ** 32 - 0.5;
+  });
+}
+
+const pseudoEmbeddings = {
+  embedDocuments: async (texts: string[]) => texts.map(pseudoEmbedding),
+  embedQuery: async (text: string) => pseudoEmbedding(text),
+};
 
 const memory = (i: number) => ({
   text: `user said thing number ${i}`,
@@ -45,6 +64,20 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         limit: 10,
       }),
     );
+    const indexed = new RedisStore(client, {
+      prefix: PREFIX,
+      index: { dims: SEMANTIC_DIMS, embeddings: pseudoEmbeddings, fields: ["text"] },
+    });
+    for (let start = 0; start < SEMANTIC_ITEMS; start += 100) {
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) => indexed.put(["semantic"], `k${start + i}`, memory(start + i))),
+      );
+    }
+    const semantic = await measureLatencies(
+      SEMANTIC_SAMPLES,
+      (i) => indexed.search(["semantic"], { query: `what did the user say ${i}`, limit: 10 }),
+      3,
+    );
     const clients = `${CLIENTS} clients`;
     const perNamespace = `${ITEMS_PER_NAMESPACE} items/namespace`;
     return [
@@ -61,6 +94,11 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         name: `store search, filter + limit 10 (${clients}, ${perNamespace})`,
         value: round(filtered, 0),
         unit: "ops/s",
+      },
+      {
+        name: `store semantic search p50, limit 10 (${SEMANTIC_ITEMS} items, ${SEMANTIC_DIMS} dims, exact scan)`,
+        value: round(percentile(semantic, 50), 1),
+        unit: "ms",
       },
     ];
   } finally {

@@ -18,7 +18,7 @@ import { installPooledRandomValues } from "./runtime/pooled-random.ts";
 import { createMemoryStorage } from "./storage/memory.ts";
 import { createRedisStorage } from "./storage/redis.ts";
 import type { Storage } from "./storage/types.ts";
-import { readStoreConfig } from "./store/project-config.ts";
+import { loadStoreIndex, readStoreConfig } from "./store/project-config.ts";
 import { storeApiModule } from "./store-api/module.ts";
 import { threadsModule } from "./threads/module.ts";
 
@@ -62,15 +62,13 @@ export interface AgentServer {
 }
 
 async function openStorage(config: ServerConfig, logger: Logger): Promise<Storage> {
-  const store = readStoreConfig(config.configPath);
-  if (store.hasIndex) {
-    logger.warn("langgraph.json store.index is set, but this server has no embedding index: search ignores `query`");
-  }
+  const { ttl, index } = readStoreConfig(config.configPath);
+  const store = { ttl, ...(index && { index: await loadStoreIndex(config.configPath, index) }) };
   if (config.storage.kind === "redis") {
     const { url, prefix } = config.storage;
-    return createRedisStorage({ url, prefix, logger, storeTtl: store.ttl });
+    return createRedisStorage({ url, prefix, logger, store });
   }
-  return createMemoryStorage(store.ttl);
+  return createMemoryStorage(store);
 }
 
 /** Builds storage, graphs and the HTTP app, runs module start hooks and listens. */

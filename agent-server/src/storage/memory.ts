@@ -1,13 +1,13 @@
 import { MemoryAssistantStore } from "../assistants/memory-store.ts";
 import { MemoryCheckpointer } from "../checkpoint/memory.ts";
-import type { StoreTtlConfig } from "../store/base.ts";
+import type { LongTermStoreOptions } from "../store/base.ts";
 import { MemoryStore } from "../store/memory.ts";
 import { MemoryThreadStore } from "../threads/memory-store.ts";
 import type { Storage } from "./types.ts";
 
 /** Everything in process memory: `agent-server dev` and tests. Lost on exit. */
-export function createMemoryStorage(storeTtl: StoreTtlConfig = {}): Storage {
-  const store = new MemoryStore({ ttl: storeTtl });
+export function createMemoryStorage(storeOptions: LongTermStoreOptions = {}): Storage {
+  const store = new MemoryStore(storeOptions);
   return {
     kind: "memory",
     assistants: new MemoryAssistantStore(),

@@ -1,7 +1,7 @@
 import type { Logger } from "@agentplane/common";
 import { RedisAssistantStore } from "../assistants/redis-store.ts";
 import { RedisCheckpointer } from "../checkpoint/redis.ts";
-import type { StoreTtlConfig } from "../store/base.ts";
+import type { LongTermStoreOptions } from "../store/base.ts";
 import { RedisStore } from "../store/redis.ts";
 import { RedisThreadStore } from "../threads/redis-store.ts";
 import { connectRedis } from "./redis-client.ts";
@@ -12,14 +12,19 @@ export interface RedisStorageOptions {
   /** Prepended to every key, so several deployments can share one Redis. */
   prefix: string;
   logger?: Logger;
-  /** The long-term store's TTL defaults (`store.ttl` in `langgraph.json`). */
-  storeTtl?: StoreTtlConfig;
+  /** The long-term store's TTL defaults and semantic index (`store` in `langgraph.json`). */
+  store?: LongTermStoreOptions;
 }
 
 /** Every store on one Redis connection (node-redis pipelines concurrent commands on it). */
-export async function createRedisStorage({ url, prefix, logger, storeTtl }: RedisStorageOptions): Promise<Storage> {
+export async function createRedisStorage({
+  url,
+  prefix,
+  logger,
+  store: storeOptions,
+}: RedisStorageOptions): Promise<Storage> {
   const client = await connectRedis(url, logger);
-  const store = new RedisStore(client, { prefix, ttl: storeTtl });
+  const store = new RedisStore(client, { ...storeOptions, prefix });
   return {
     kind: "redis",
     assistants: new RedisAssistantStore(client, prefix),

@@ -93,7 +93,8 @@ export function storeRoutes(ctx: ServerContext, settings: StoreApiSettings): Any
       path: "/store/items/search",
       operationId: "search_items",
       tag,
-      summary: "Items under a namespace prefix, newest update first; `query` is accepted but not semantic",
+      summary:
+        "Items under a namespace prefix, newest update first; with `query` and a store index, most similar first with a `score`",
       body: StoreSearchSchema,
       response: SearchItemsResponseSchema,
       handler: async ({ body }) => {
@@ -108,7 +109,9 @@ export function storeRoutes(ctx: ServerContext, settings: StoreApiSettings): Any
             }),
           "namespace_prefix",
         );
-        return { items: items.map(itemBody) };
+        return {
+          items: items.map((item) => ({ ...itemBody(item), ...(item.score !== undefined && { score: item.score }) })),
+        };
       },
     }),
     defineRoute({

@@ -76,8 +76,12 @@ export const StoreItemSchema = z
   })
   .register(apiSchemas, { id: "Item" });
 
+export const SearchItemSchema = StoreItemSchema.extend({
+  score: z.number().optional().describe("Similarity to `query` (cosine), for items the store's index embedded"),
+}).register(apiSchemas, { id: "SearchItem" });
+
 export const SearchItemsResponseSchema = z
-  .object({ items: z.array(StoreItemSchema) })
+  .object({ items: z.array(SearchItemSchema) })
   .register(apiSchemas, { id: "SearchItemsResponse" });
 
 export const ListNamespacesResponseSchema = z

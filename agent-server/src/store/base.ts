@@ -10,6 +10,7 @@ import {
   type SearchOperation,
   validateNamespace,
 } from "@langchain/langgraph-checkpoint";
+import { bestCosine, embedQuery, embedValue, type StoreIndexConfig } from "./semantic.ts";
 
 /** Store-wide TTL settings (langgraph.json `store.ttl`); all durations in minutes. */
 export interface StoreTtlConfig {
@@ -23,6 +24,8 @@ export interface StoreTtlConfig {
 
 export interface LongTermStoreOptions {
   ttl?: StoreTtlConfig;
+  /** Semantic search; without it `query` is ignored. */
+  index?: StoreIndexConfig;
 }
 
 /** `ttl` in minutes; null = never expires; absent = the store's default TTL. */
@@ -46,25 +49,31 @@ export const MINUTE_MS = 60_000;
 
 /**
  * LangGraph `BaseStore` with per-item TTL (minutes) and refresh-on-read, the parts the memory
- * and Redis backends share: operation dispatch, validation, TTL defaults and the sweeper.
- * `query` is accepted but not semantic (no embedding index): results are the same as without it.
+ * and Redis backends share: operation dispatch, validation, TTL defaults, the sweeper and
+ * semantic search. Without an index `query` is ignored: results are the same as without it.
  */
 export abstract class LongTermStore extends BaseStore {
   readonly ttlConfig: StoreTtlConfig;
+  readonly index: StoreIndexConfig | undefined;
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(options: LongTermStoreOptions = {}) {
     super();
     this.ttlConfig = options.ttl ?? {};
+    this.index = options.index;
   }
 
   protected abstract getItem(namespace: string[], key: string, refreshTtl: boolean): Promise<Item | null>;
+  /** `vectors`: the item's embeddings, `texts × dims` numbers; null when it is not indexed. */
   protected abstract putItem(
     namespace: string[],
     key: string,
     value: Record<string, unknown>,
     ttl: number | null,
+    vectors: Float32Array | null,
   ): Promise<void>;
+  /** The stored embeddings of each item (null where none), in order. */
+  protected abstract vectorsOf(items: readonly Item[]): Promise<(Float32Array | null)[]>;
   protected abstract deleteItem(namespace: string[], key: string): Promise<void>;
   protected abstract searchItems(request: SearchRequest): Promise<SearchItem[]>;
   protected abstract listNamespacesOf(operation: ListNamespacesOperation): Promise<string[][]>;
@@ -122,7 +131,10 @@ export abstract class LongTermStore extends BaseStore {
     if (isPut(op)) {
       validateNamespace(op.namespace, { allowReservedRoot: true });
       if (op.value === null) return this.deleteItem(op.namespace, op.key);
-      return this.putItem(op.namespace, op.key, op.value, this.resolveTtl(op.ttl));
+      const ttl = this.resolveTtl(op.ttl);
+      const vectors =
+        this.index && op.index !== false ? await embedValue(this.index, op.value, op.index ?? this.index.fields) : null;
+      return this.putItem(op.namespace, op.key, op.value, ttl, vectors);
     }
     if (isGet(op)) {
       validateNamespace(op.namespace, { allowReservedRoot: true });
@@ -130,15 +142,37 @@ export abstract class LongTermStore extends BaseStore {
     }
     if (isSearch(op)) {
       validateNamespace(op.namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
-      return this.searchItems({
+      const request: SearchRequest = {
         namespacePrefix: op.namespacePrefix,
         filter: op.filter,
         limit: op.limit ?? 10,
         offset: op.offset ?? 0,
         refreshTtl: op.refreshTtl ?? this.ttlConfig.refreshOnRead ?? true,
-      });
+      };
+      return op.query && this.index ? this.semanticSearch(request, op.query, this.index) : this.searchItems(request);
     }
     return this.listNamespacesOf(op as ListNamespacesOperation);
+  }
+
+  /**
+   * Every item the prefix and filter select, ranked by similarity to `query`; items stored
+   * without vectors (`index: false`, no text at the paths) follow, newest first, without a score.
+   */
+  private async semanticSearch(request: SearchRequest, query: string, index: StoreIndexConfig) {
+    const [queryVector, candidates] = await Promise.all([
+      embedQuery(index, query),
+      this.searchItems({ ...request, offset: 0, limit: Number.MAX_SAFE_INTEGER, refreshTtl: false }),
+    ]);
+    const vectors = await this.vectorsOf(candidates);
+    const scored: SearchItem[] = candidates.map((item, i) => {
+      const score = bestCosine(queryVector, vectors[i] ?? null, index.dims);
+      return score === undefined ? item : { ...item, score };
+    });
+    const rank = (item: SearchItem) => item.score ?? -Infinity;
+    scored.sort((a, b) => (rank(a) === rank(b) ? 0 : rank(b) - rank(a)));
+    const page = scored.slice(request.offset, request.offset + request.limit);
+    if (request.refreshTtl) await Promise.all(page.map((item) => this.getItem(item.namespace, item.key, true)));
+    return page;
   }
 
   private resolveTtl(ttl: number | null | undefined): number | null {

@@ -3,6 +3,7 @@ import { Annotation, END, type LangGraphRunnableConfig, MemorySaver, START, Stat
 import { InvalidNamespaceError, type Item, type SearchItem } from "@langchain/langgraph-checkpoint";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { LongTermStore, LongTermStoreOptions } from "./base.ts";
+import { keywordEmbeddings, TOPICS } from "./testing/keyword-embeddings.ts";
 
 const keysOf = (items: { key: string }[]) => items.map((item) => item.key);
 
@@ -199,6 +200,48 @@ export function longTermStoreContract(
       expect(await expiring.listNamespaces()).toEqual([["d"]]);
     } finally {
       await cleanup(expiring);
+    }
+  });
+
+  it("ranks search results by similarity to a query when the store has an index", async () => {
+    const indexed = await make({ index: { dims: TOPICS.length, embeddings: keywordEmbeddings, fields: ["text"] } });
+    try {
+      await indexed.put(["pets", "u1"], "cats", { text: "my cat and another cat", tag: "a" });
+      await indexed.put(["pets", "u1"], "dogs", { text: "a dog", tag: "a" });
+      await indexed.put(["pets", "u2"], "mixed", { text: "cat, dog, tea", tag: "b" });
+      await indexed.put(["pets", "u2"], "silent", { text: "cat cat cat" }, false);
+      await indexed.put(["pets", "u2"], "titled", { title: "dog tea" }, ["title"]);
+      await indexed.put(["pets", "u2"], "empty", { other: 1 });
+
+      const cats = await indexed.search(["pets"], { query: "cat" });
+      expect(keysOf(cats)).toEqual(["cats", "mixed", "titled", "dogs", "empty", "silent"]);
+      expect(cats[0]?.score).toBeCloseTo(1);
+      expect(cats[1]?.score).toBeCloseTo(1 / Math.sqrt(3));
+      expect(cats.slice(2, 4).map((item) => item.score)).toEqual([0, 0]);
+      expect(cats.slice(4).every((item) => item.score === undefined)).toBe(true);
+
+      expect(keysOf(await indexed.search(["pets"], { query: "tea", filter: { tag: "b" } }))).toEqual(["mixed"]);
+      expect(keysOf(await indexed.search(["pets"], { query: "dog tea", limit: 2, offset: 0 }))).toEqual([
+        "titled",
+        "mixed",
+      ]);
+      expect(keysOf(await indexed.search(["pets", "u1"], { query: "dog", limit: 1, offset: 1 }))).toEqual(["cats"]);
+      // Without a query the order stays newest first; a new version replaces the vectors.
+      expect(keysOf(await indexed.search(["pets"], { limit: 2 }))).toEqual(["empty", "titled"]);
+      await indexed.put(["pets", "u1"], "dogs", { text: "now a car" });
+      expect((await indexed.search(["pets", "u1"], { query: "car" }))[0]).toMatchObject({ key: "dogs", score: 1 });
+      await indexed.delete(["pets", "u1"], "dogs");
+      expect(keysOf(await indexed.search(["pets", "u1"], { query: "car" }))).toEqual(["cats"]);
+      // Vectors of the wrong size are refused, and the item is not written.
+      const wrong = await make({ index: { dims: 3, embeddings: keywordEmbeddings, fields: ["$"] } });
+      try {
+        await expect(wrong.put(["x"], "k", { text: "cat" })).rejects.toThrow("store.index.dims is 3");
+        expect(await wrong.get(["x"], "k")).toBeNull();
+      } finally {
+        await cleanup(wrong);
+      }
+    } finally {
+      await cleanup(indexed);
     }
   });
 

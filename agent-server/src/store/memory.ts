@@ -11,6 +11,7 @@ interface StoredItem {
   updatedUs: number;
   expiresAt: number | null;
   ttl: number | null;
+  vectors: Float32Array | null;
 }
 
 /** The embedded long-term store: same behaviour as RedisStore, held in process memory. */
@@ -29,7 +30,13 @@ export class MemoryStore extends LongTermStore {
     return toItem(stored);
   }
 
-  protected async putItem(namespace: string[], key: string, value: Record<string, unknown>, ttl: number | null) {
+  protected async putItem(
+    namespace: string[],
+    key: string,
+    value: Record<string, unknown>,
+    ttl: number | null,
+    vectors: Float32Array | null,
+  ) {
     const nsKey = namespace.join(".");
     const now = Date.now();
     const previous = this.live(nsKey, key);
@@ -44,7 +51,12 @@ export class MemoryStore extends LongTermStore {
       updatedUs: this.lastUpdateUs,
       expiresAt: ttl === null ? null : now + ttl * MINUTE_MS,
       ttl,
+      vectors,
     });
+  }
+
+  protected async vectorsOf(items: readonly Item[]): Promise<(Float32Array | null)[]> {
+    return items.map((item) => this.namespaces.get(item.namespace.join("."))?.get(item.key)?.vectors ?? null);
   }
 
   protected async deleteItem(namespace: string[], key: string): Promise<void> {

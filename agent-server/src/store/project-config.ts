@@ -1,6 +1,9 @@
+import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
-import { readProjectSection } from "../graphs/project.ts";
+import { createModuleLoader } from "../graphs/load.ts";
+import { ProjectError, readProjectSection } from "../graphs/project.ts";
 import type { StoreTtlConfig } from "./base.ts";
+import type { StoreIndexConfig, TextEmbedder } from "./semantic.ts";
 
 /** The `store` section of `langgraph.json`. */
 const StoreSection = z.object({
@@ -11,14 +14,18 @@ const StoreSection = z.object({
       sweep_interval_minutes: z.number().positive().nullish(),
     })
     .optional(),
-  /** Semantic search settings; accepted so projects written for other servers load (see `hasIndex`). */
-  index: z.looseObject({}).optional(),
+  index: z
+    .object({
+      embed: z.string().min(1),
+      dims: z.number().int().positive(),
+      fields: z.array(z.string().min(1)).min(1).optional(),
+    })
+    .optional(),
 });
 
 export interface StoreProjectConfig {
   ttl: StoreTtlConfig;
-  /** `store.index` is set: its clients expect semantic search, which this server does not have. */
-  hasIndex: boolean;
+  index?: { embed: string; dims: number; fields: string[] };
 }
 
 export function readStoreConfig(configPath: string): StoreProjectConfig {
@@ -29,6 +36,53 @@ export function readStoreConfig(configPath: string): StoreProjectConfig {
       ...(ttl?.refresh_on_read !== undefined && { refreshOnRead: ttl.refresh_on_read }),
       ...(ttl?.sweep_interval_minutes != null && { sweepIntervalMinutes: ttl.sweep_interval_minutes }),
     },
-    hasIndex: index !== undefined,
+    ...(index && { index: { embed: index.embed, dims: index.dims, fields: index.fields ?? ["$"] } }),
   };
+}
+
+const MODULE_EXTENSION = /\.(ts|mts|cts|js|mjs|cjs)$/;
+
+/**
+ * Loads `store.index.embed`, `<module>:<export>` relative to `langgraph.json`: a LangChain
+ * `Embeddings` instance (e.g. `new OpenAIEmbeddings({ model })`), or a function from texts to
+ * vectors. Provider strings (`openai:text-embedding-3-small`) need a package this server does not
+ * bundle, so they are refused at start with what to write instead.
+ */
+export async function loadStoreIndex(
+  configPath: string,
+  index: NonNullable<StoreProjectConfig["index"]>,
+): Promise<StoreIndexConfig> {
+  const separator = index.embed.lastIndexOf(":");
+  const file = separator > 1 ? index.embed.slice(0, separator) : index.embed;
+  const exportName = separator > 1 ? index.embed.slice(separator + 1) : "default";
+  if (!MODULE_EXTENSION.test(file)) {
+    throw new ProjectError(
+      `${configPath}: store.index.embed "${index.embed}" must name a module export, like "./embeddings.ts:embeddings": ` +
+        "a LangChain Embeddings instance or a function (texts: string[]) => Promise<number[][]>; provider names are not built in",
+    );
+  }
+  const modulePath = isAbsolute(file) ? file : resolve(configPath, "..", file);
+  let exported: unknown;
+  try {
+    exported = await (await createModuleLoader().import(modulePath))[exportName];
+  } catch (error) {
+    throw new ProjectError(`${configPath}: cannot load store.index.embed ${modulePath}: ${(error as Error).message}`);
+  }
+  return {
+    dims: index.dims,
+    fields: index.fields,
+    embeddings: asEmbedder(exported, `${configPath}: store.index.embed`),
+  };
+}
+
+function asEmbedder(exported: unknown, what: string): TextEmbedder {
+  const candidate = exported as Partial<TextEmbedder> | undefined;
+  if (typeof candidate?.embedDocuments === "function" && typeof candidate.embedQuery === "function") {
+    return candidate as TextEmbedder;
+  }
+  if (typeof exported === "function") {
+    const embed = exported as (texts: string[]) => Promise<number[][]>;
+    return { embedDocuments: (texts) => embed(texts), embedQuery: async (text) => (await embed([text]))[0] ?? [] };
+  }
+  throw new ProjectError(`${what} is neither an Embeddings instance nor a function`);
 }

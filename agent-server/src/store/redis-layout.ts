@@ -10,6 +10,7 @@ import { RedisScript } from "../storage/redis-script.ts";
  * | `<p>store:v:<ns>` | hash | key → record `<created µs>\n<updated µs>\n<expires ms>\n<ttl min>\n<value JSON>` |
  * | `<p>store:u:<ns>` | zset | key scored by updated µs (newest-first search) |
  * | `<p>store:exp` | zset | `<ns>\0<key>` scored by expires ms (sweeper) |
+ * | `<p>store:vec:<ns>` | hash | key → the item's embeddings (base64 float32), when `store.index` is set |
  *
  * Times come from the Redis server clock (TIME), so every client orders updates the same way.
  */
@@ -36,9 +37,13 @@ export class StoreKeys {
     return `${this.base}exp`;
   }
 
+  vectors(nsKey: string): string {
+    return `${this.base}vec:${nsKey}`;
+  }
+
   /** KEYS of the put/delete scripts, in their order. */
   itemScriptKeys(nsKey: string): string[] {
-    return [this.values(nsKey), this.updates(nsKey), this.namespaces(), this.expiries()];
+    return [this.values(nsKey), this.updates(nsKey), this.namespaces(), this.expiries(), this.vectors(nsKey)];
   }
 }
 
@@ -76,8 +81,9 @@ local function fmt(n) return string.format("%.0f", n) end
 `;
 
 /**
- * Writes an item, keeping created_at of a live previous version.
- * KEYS: values, updates, namespaces, expiries. ARGV: key, ns key, ttl minutes or "", value JSON.
+ * Writes an item, keeping created_at of a live previous version, with its embeddings or none.
+ * KEYS: values, updates, namespaces, expiries, vectors. ARGV: key, ns key, ttl minutes or "",
+ * value JSON, vectors or "".
  */
 export const putItemScript = new RedisScript(`${SERVER_TIME}
 local created = fmt(nowUs)
@@ -93,13 +99,14 @@ redis.call("ZADD", KEYS[2], fmt(nowUs), ARGV[1])
 redis.call("ZADD", KEYS[3], 0, ARGV[2])
 local member = ARGV[2] .. "\\0" .. ARGV[1]
 if expires == "" then redis.call("ZREM", KEYS[4], member) else redis.call("ZADD", KEYS[4], expires, member) end
+if ARGV[5] == "" then redis.call("HDEL", KEYS[5], ARGV[1]) else redis.call("HSET", KEYS[5], ARGV[1], ARGV[5]) end
 return 1
 `);
 
 /**
  * Removes an item and drops its namespace from the index once empty. With ARGV[3] = "expired"
  * it only removes the item if it has expired by now (the sweeper racing a refresh or a put).
- * KEYS: values, updates, namespaces, expiries. ARGV: key, ns key, "" | "expired".
+ * KEYS: values, updates, namespaces, expiries, vectors. ARGV: key, ns key, "" | "expired".
  */
 export const deleteItemScript = new RedisScript(`${SERVER_TIME}
 local member = ARGV[2] .. "\\0" .. ARGV[1]
@@ -108,6 +115,7 @@ if ARGV[3] == "expired" then
   if not expires or tonumber(expires) > nowMs then return 0 end
 end
 redis.call("HDEL", KEYS[1], ARGV[1])
+redis.call("HDEL", KEYS[5], ARGV[1])
 redis.call("ZREM", KEYS[2], ARGV[1])
 redis.call("ZREM", KEYS[4], member)
 if redis.call("ZCARD", KEYS[2]) == 0 then redis.call("ZREM", KEYS[3], ARGV[2]) end

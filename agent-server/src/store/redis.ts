@@ -10,6 +10,7 @@ import {
   type StoredRecord,
   StoreKeys,
 } from "./redis-layout.ts";
+import { decodeVectors, encodeVectors } from "./semantic.ts";
 
 const SWEEP_BATCH = 500;
 const READ_CHUNK = 100;
@@ -92,14 +93,39 @@ export class RedisStore extends LongTermStore {
     return toItem(namespace, key, record, JSON.parse(record.json));
   }
 
-  protected async putItem(namespace: string[], key: string, value: Record<string, unknown>, ttl: number | null) {
+  protected async putItem(
+    namespace: string[],
+    key: string,
+    value: Record<string, unknown>,
+    ttl: number | null,
+    vectors: Float32Array | null,
+  ) {
     const nsKey = namespace.join(".");
     await putItemScript.run(this.client, this.keys.itemScriptKeys(nsKey), [
       key,
       nsKey,
       ttl === null ? "" : String(ttl),
       JSON.stringify(value),
+      vectors ? encodeVectors(vectors) : "",
     ]);
+  }
+
+  protected async vectorsOf(items: readonly Item[]): Promise<(Float32Array | null)[]> {
+    const byNamespace = Map.groupBy(items, (item) => item.namespace.join("."));
+    const found = new Map<Item, Float32Array>();
+    await Promise.all(
+      [...byNamespace].map(async ([nsKey, group]) => {
+        const texts = await this.client.hmGet(
+          this.keys.vectors(nsKey),
+          group.map((item) => item.key),
+        );
+        group.forEach((item, i) => {
+          const text = texts[i];
+          if (text) found.set(item, decodeVectors(text));
+        });
+      }),
+    );
+    return items.map((item) => found.get(item) ?? null);
   }
 
   protected async deleteItem(namespace: string[], key: string): Promise<void> {

@@ -19,7 +19,7 @@ const ServerInfo = z.object({
 });
 
 /** Features are reported by what is actually mounted, so `/info` stays truthful as route groups are added. */
-function featureFlags(routes: AnyRoute[]): Record<string, boolean> {
+function featureFlags(routes: AnyRoute[], semanticSearch: boolean): Record<string, boolean> {
   const mounted = (prefix: string) => routes.some((route) => route.path.startsWith(prefix));
   return {
     assistants: mounted("/assistants"),
@@ -27,8 +27,8 @@ function featureFlags(routes: AnyRoute[]): Record<string, boolean> {
     runs: mounted("/runs") || routes.some((route) => route.path.includes("/runs")),
     crons: mounted("/runs/crons") || routes.some((route) => route.path.includes("/runs/crons")),
     store: mounted("/store"),
-    // Store search filters and pages but has no embedding index: `query` is not semantic.
-    store_semantic_search: false,
+    // Search ranks by `query` only when langgraph.json gives the store an index.
+    store_semantic_search: mounted("/store") && semanticSearch,
     a2a: mounted("/a2a"),
     mcp: mounted("/mcp"),
     metrics: mounted("/metrics"),
@@ -75,7 +75,11 @@ export function systemRoutes(ctx: ServerContext, allRoutes: () => AnyRoute[]): A
       tag: TAG,
       summary: "Server version and enabled features",
       response: ServerInfo,
-      handler: () => ({ ...versions, context: "js", flags: featureFlags(allRoutes()) }),
+      handler: () => ({
+        ...versions,
+        context: "js",
+        flags: featureFlags(allRoutes(), ctx.storage.store.index !== undefined),
+      }),
     }),
     defineRoute({
       method: "get",

@@ -4,8 +4,11 @@ import type { AgentServer, StartOptions } from "../../server.ts";
 
 /** The project the store, cron, A2A, MCP and HTTP-extension tests serve (its `http` section included). */
 export const extensionsFixtureConfig = new URL("./project/langgraph.json", import.meta.url).pathname;
-/** The example graph with `store.ttl` (a 1.2 s default TTL, reads do not refresh it) and a `store.index`. */
-export const storeTtlFixtureConfig = new URL("./store-ttl.json", import.meta.url).pathname;
+/**
+ * The example graph with a `store` section: a 1.2 s default TTL that reads do not refresh, and
+ * an index over `text` with the keyword embeddings of `store/testing`.
+ */
+export const storeConfigFixture = new URL("./store-config.json", import.meta.url).pathname;
 
 export interface ExtensionTestServer {
   server: AgentServer;
