@@ -1,17 +1,11 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ProjectError } from "../graphs/project.ts";
+import { writeProjectFile } from "../graphs/testing/project-file.ts";
 import { loadStoreIndex, readStoreConfig } from "./project-config.ts";
 
 const embeddingsModule = new URL("./testing/keyword-embeddings.ts", import.meta.url).pathname;
 
-function projectFile(store: unknown): string {
-  const path = join(mkdtempSync(join(tmpdir(), "store-config-")), "langgraph.json");
-  writeFileSync(path, JSON.stringify({ graphs: { agent: "./agent.ts:graph" }, store }));
-  return path;
-}
+const projectFile = (store: unknown) => writeProjectFile({ store });
 
 describe("store section of langgraph.json", () => {
   it("maps store.ttl to the store's TTL settings and reads store.index", () => {

@@ -1,16 +1,10 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ProjectError } from "../graphs/project.ts";
+import { writeProjectFile } from "../graphs/testing/project-file.ts";
 import { newThread } from "./records.ts";
 import { readThreadTtlSettings, threadView } from "./ttl.ts";
 
-function projectFile(checkpointer: unknown): string {
-  const path = join(mkdtempSync(join(tmpdir(), "ttl-")), "langgraph.json");
-  writeFileSync(path, JSON.stringify({ graphs: { agent: "./agent.ts:graph" }, checkpointer }));
-  return path;
-}
+const projectFile = (checkpointer: unknown) => writeProjectFile({ checkpointer });
 
 describe("checkpointer.ttl in langgraph.json", () => {
   it("sets the default thread TTL and the sweep interval", () => {
