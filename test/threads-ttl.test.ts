@@ -138,7 +138,7 @@ describe.each([
   it("answers a malformed TTL with 422 and keeps the thread as it was", async () => {
     const thread = await server.client.threads.create({ ttl: 60, metadata: { kept: 1 } });
     const stored = (await getThread(thread.thread_id, "?include=ttl")).body;
-    for (const ttl of [{ ttl: -1 }, { ttl: 0 }, { ttl: "soon" }, { ttl: 5, strategy: "forever" }, 5]) {
+    for (const ttl of [{ ttl: -1 }, { ttl: 0 }, { ttl: 1e12 }, { ttl: "soon" }, { ttl: 5, strategy: "forever" }, 5]) {
       for (const [method, path] of [
         ["POST", "/threads"],
         ["PATCH", `/threads/${thread.thread_id}`],

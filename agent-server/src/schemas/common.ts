@@ -11,6 +11,15 @@ export const JsonObjectSchema = z.record(z.string(), z.unknown());
 export const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === null ? undefined : value), schema.optional());
 
+/**
+ * A TTL in minutes, up to 1,000 years: expiry times stay valid dates (a Date ends in the year
+ * 275760) and exact in Redis scores.
+ */
+export const TtlMinutesSchema = z
+  .number()
+  .positive("ttl must be a positive number of minutes")
+  .max(525_600_000, "ttl must be at most 525600000 minutes (1,000 years)");
+
 export const LimitSchema = z.number().int().min(1).max(1000).default(10);
 export const OffsetSchema = z.number().int().min(0).default(0);
 export const SortOrderSchema = z.enum(["asc", "desc"]);

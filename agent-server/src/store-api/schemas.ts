@@ -1,7 +1,7 @@
 import { apiSchemas } from "@agentplane/common";
 import { z } from "zod";
 import { QueryBoolean } from "../http/query.ts";
-import { JsonObjectSchema, optional } from "../schemas/common.ts";
+import { JsonObjectSchema, optional, TtlMinutesSchema } from "../schemas/common.ts";
 
 /** Request and response shapes of `/store/*`: one zod schema per shape (validation, types, OpenAPI). */
 
@@ -20,7 +20,7 @@ const DottedNamespaceSchema = z
   .pipe(NamespaceSchema);
 
 /** Minutes; `null` = never expires; absent = the store default. */
-const TtlSchema = z.number().positive().max(525_600_000).nullable().optional();
+const TtlSchema = TtlMinutesSchema.nullable().optional();
 
 export const StorePutSchema = z
   .object({

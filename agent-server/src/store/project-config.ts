@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { createModuleLoader } from "../graphs/load.ts";
 import { ProjectError, readProjectSection } from "../graphs/project.ts";
+import { TtlMinutesSchema } from "../schemas/common.ts";
 import type { StoreTtlConfig } from "./base.ts";
 import type { StoreIndexConfig, TextEmbedder } from "./semantic.ts";
 
@@ -9,7 +10,7 @@ import type { StoreIndexConfig, TextEmbedder } from "./semantic.ts";
 const StoreSection = z.object({
   ttl: z
     .object({
-      default_ttl: z.number().positive().nullish(),
+      default_ttl: TtlMinutesSchema.nullish(),
       refresh_on_read: z.boolean().optional(),
       sweep_interval_minutes: z.number().positive().nullish(),
     })

@@ -28,6 +28,7 @@ describe("checkpointer.ttl in langgraph.json", () => {
   it("names the bad key of a malformed section", () => {
     for (const [ttl, key] of [
       [{ default_ttl: -5 }, "checkpointer.ttl.default_ttl"],
+      [{ default_ttl: 1e12 }, "checkpointer.ttl.default_ttl"],
       [{ strategy: "archive" }, "checkpointer.ttl.strategy"],
       [{ sweep_interval_minutes: "hourly" }, "checkpointer.ttl.sweep_interval_minutes"],
     ] as const) {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ServerContext } from "../context.ts";
 import { readProjectSection } from "../graphs/project.ts";
+import { TtlMinutesSchema } from "../schemas/common.ts";
 import type { Thread, ThreadTtlPolicy } from "../storage/types.ts";
 
 /**
@@ -17,7 +18,7 @@ export const ThreadTtlStrategySchema = z.enum(["delete", "keep_latest"]);
 
 export const ThreadTtlSchema = z.object({
   strategy: ThreadTtlStrategySchema.default("delete"),
-  ttl: z.number().positive("ttl must be a positive number of minutes"),
+  ttl: TtlMinutesSchema,
 });
 
 /** `checkpointer.ttl` in `langgraph.json`: the deployment's default TTL and the sweep interval. */
@@ -26,7 +27,7 @@ const CheckpointerSection = z.object({
     .object({
       strategy: ThreadTtlStrategySchema.default("delete"),
       sweep_interval_minutes: z.number().positive().default(5),
-      default_ttl: z.number().positive().nullish(),
+      default_ttl: TtlMinutesSchema.nullish(),
     })
     .optional(),
 });
