@@ -141,6 +141,53 @@ describe("A2A JSON-RPC (raw)", () => {
     expect(foreign.error?.code).toBe(-32001);
   });
 
+  it("answers the v1.0 method names in v1.0 shapes: wrapped results, upper-case enums, parts without kind", async () => {
+    const v1Message = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+      messageId: crypto.randomUUID(),
+      role: "ROLE_USER",
+      parts,
+      ...extra,
+    });
+    const sent = await rpc("agent", "SendMessage", { message: v1Message([{ text: "hello v1" }]) });
+    const task = sent.result?.task as Record<string, any>;
+    expect(task).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" } });
+    expect(task).not.toHaveProperty("kind");
+    expect(task.artifacts[0].parts).toEqual([{ text: "You said: hello v1" }]);
+    expect((await rpc("agent", "GetTask", { id: task.id })).result).toMatchObject({
+      id: task.id,
+      contextId: task.contextId,
+      status: { state: "TASK_STATE_COMPLETED" },
+    });
+
+    const asked = await rpc("approval", "SendMessage", { message: v1Message([{ data: { request: "ship" } }]) });
+    expect(asked.result?.task.status).toMatchObject({
+      state: "TASK_STATE_INPUT_REQUIRED",
+      message: { role: "ROLE_AGENT", parts: [{ text: expect.stringContaining("approve ship?") }] },
+    });
+    const answered = await rpc("approval", "SendMessage", {
+      message: v1Message([{ text: "yes" }], { taskId: asked.result?.task.id }),
+    });
+    expect(answered.result?.task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(answered.result?.task.artifacts[0].parts[0].data).toMatchObject({ answer: "yes" });
+
+    const started = await rpc("sleeper", "SendMessage", {
+      message: v1Message([{ data: { delay_ms: 20_000 } }]),
+      configuration: { returnImmediately: true },
+    });
+    expect(["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"]).toContain(started.result?.task.status.state);
+    const cancelled = await rpc("sleeper", "CancelTask", { id: started.result?.task.id });
+    expect(cancelled.result?.status.state).toBe("TASK_STATE_CANCELED");
+
+    for (const message of [
+      v1Message([{ text: "lower-case role" }], { role: "user" }),
+      v1Message([{ text: "two contents", data: {} }]),
+      v1Message([{ data: ["not", "an", "object"] }]),
+      v1Message([]),
+    ]) {
+      expect((await rpc("agent", "SendMessage", { message })).error?.code).toBe(-32602);
+    }
+  });
+
   it("answers malformed requests with JSON-RPC error objects, never a 5xx", async () => {
     const post = (body: string, assistant = "agent") =>
       fetch(`${app.url}/a2a/${assistant}`, { method: "POST", headers: { "content-type": "application/json" }, body });
@@ -174,10 +221,13 @@ describe("A2A with the official @a2a-js/sdk client", () => {
   });
   afterAll(() => app?.close());
 
-  it("resolves the agent card, sends, gets and streams through its v0.3 JSON-RPC transport", async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [clientScript, app.url, "agent"]);
+  it.each(["1.0", "0.3"])("resolves the agent card, sends, gets and streams over A2A %s JSON-RPC", async (version) => {
+    const { stdout } = await promisify(execFile)(process.execPath, [clientScript, app.url, "agent", version]);
     const { card, sent, fetched, streamed } = JSON.parse(stdout) as Record<string, any>;
-    expect(card.supportedInterfaces[0]).toMatchObject({ protocolBinding: "JSONRPC", protocolVersion: "0.3.0" });
+    expect(card.supportedInterfaces.map((i: any) => [i.protocolBinding, i.protocolVersion])).toEqual([
+      ["JSONRPC", "1.0"],
+      ["JSONRPC", "0.3"],
+    ]);
     // the SDK maps v0.3 states to its enum: 1 submitted, 2 working, 3 completed
     expect(sent.status.state).toBe(3);
     expect(sent.artifacts[0].parts[0].content).toEqual({ $case: "text", value: "You said: hello from the SDK" });

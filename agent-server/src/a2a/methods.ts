@@ -15,15 +15,18 @@ import {
   parseParams,
   type RequestId,
   type SendParams,
-  SendParamsSchema,
   success,
   TaskIdParamsSchema,
 } from "./protocol.ts";
+import type { StreamEvent } from "./v1.ts";
 
 /** Keep-alive comments on `message/stream` while a run is silent. */
 const HEARTBEAT_MS = 5000;
 
-/** The A2A v0.3 methods of one assistant, over the run service (task = run, contextId = thread). */
+/**
+ * The A2A methods of one assistant, over the run service (task = run, contextId = thread), in v0.3
+ * shapes; `routes.ts` parses and presents the v1.0 ones through `v1.ts`.
+ */
 export class A2AMethods {
   readonly #ctx: ServerContext;
   readonly #runs: RunService;
@@ -90,10 +93,9 @@ export class A2AMethods {
     );
   }
 
-  async send(params: unknown, signal: AbortSignal): Promise<A2ATask> {
-    const parsed = parseParams(SendParamsSchema, params);
-    const run = await this.#start(parsed);
-    if (parsed.configuration?.blocking === false) return this.#task(run);
+  async send(params: SendParams, signal: AbortSignal): Promise<A2ATask> {
+    const run = await this.#start(params);
+    if (params.configuration?.blocking === false) return this.#task(run);
     return this.#task(run, await this.#runs.outcome(run, signal, HEARTBEAT_MS));
   }
 
@@ -113,11 +115,20 @@ export class A2AMethods {
     return { ...(await this.#task(run)), status: { state: "canceled", timestamp: new Date().toISOString() } };
   }
 
-  /** `message/stream`: the task, `working`, then the result artifact and the final status, as SSE JSON-RPC responses. */
-  async stream(id: RequestId, params: unknown, res: Response, signal: AbortSignal): Promise<void> {
-    const run = await this.#start(parseParams(SendParamsSchema, params));
+  /**
+   * `message/stream`: the task, `working`, then the result artifact and the final status, as SSE
+   * JSON-RPC responses, each event shaped by `present` (the protocol version's stream response).
+   */
+  async stream(
+    id: RequestId,
+    params: SendParams,
+    res: Response,
+    signal: AbortSignal,
+    present: (event: StreamEvent) => unknown,
+  ): Promise<void> {
+    const run = await this.#start(params);
     openSse(res);
-    const send = (result: unknown) => res.write(`data: ${JSON.stringify(success(id, result))}\n\n`);
+    const send = (event: StreamEvent) => res.write(`data: ${JSON.stringify(success(id, present(event)))}\n\n`);
     const base = { taskId: run.run_id, contextId: run.thread_id };
     send(toTask(run, "submitted", null));
     send({

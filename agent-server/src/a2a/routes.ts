@@ -7,7 +7,17 @@ import type { RunService } from "../runs/service.ts";
 import type { Assistant } from "../storage/types.ts";
 import { serverVersion } from "../system/versions.ts";
 import { A2AMethods } from "./methods.ts";
-import { EnvelopeSchema, failure, JSONRPC_ERRORS, JsonRpcError, type RequestId, success } from "./protocol.ts";
+import {
+  EnvelopeSchema,
+  failure,
+  JSONRPC_ERRORS,
+  JsonRpcError,
+  parseParams,
+  type RequestId,
+  SendParamsSchema,
+  success,
+} from "./protocol.ts";
+import { fromV1SendParams, toV1StreamResponse, toV1Task } from "./v1.ts";
 
 const tag = "A2A";
 
@@ -21,15 +31,25 @@ const A2AOptions = z
   .object({ input_modes: z.array(z.string()).optional(), output_modes: z.array(z.string()).optional() })
   .catch({});
 
-/** The A2A v0.3 agent card of an assistant (pure). */
+/**
+ * The agent card of an assistant (pure), readable by v0.3 clients (`protocolVersion`, `url`,
+ * `preferredTransport`) and v1.0 clients (`supportedInterfaces`, v1.0 preferred), both served
+ * by the same JSON-RPC endpoint.
+ */
 export function agentCard(assistant: Assistant, baseUrl: string, description: string | undefined) {
   const options = A2AOptions.parse(assistant.metadata.a2a ?? {});
+  const url = `${baseUrl}/a2a/${assistant.assistant_id}`;
   return {
     protocolVersion: "0.3.0",
     name: assistant.name,
     description: assistant.description ?? description ?? `LangGraph assistant of graph ${assistant.graph_id}`,
-    url: `${baseUrl}/a2a/${assistant.assistant_id}`,
+    url,
     preferredTransport: "JSONRPC",
+    supportedInterfaces: ["1.0", "0.3"].map((protocolVersion) => ({
+      url,
+      protocolBinding: "JSONRPC",
+      protocolVersion,
+    })),
     version: serverVersion(),
     capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
     defaultInputModes: options.input_modes ?? ["text/plain", "application/json"],
@@ -63,16 +83,26 @@ export function a2aRoutes(ctx: ServerContext, runs: () => RunService): AnyRoute[
     const aborted = new AbortController();
     res.once("close", () => aborted.abort());
     try {
+      // v0.3 method names answer in v0.3 shapes, v1.0 names (`SendMessage`, …) in v1.0 shapes.
       switch (method) {
         case "message/send":
-          return success(id, await methods.send(params, aborted.signal));
+          return success(id, await methods.send(parseParams(SendParamsSchema, params), aborted.signal));
+        case "SendMessage":
+          return success(id, { task: toV1Task(await methods.send(fromV1SendParams(params), aborted.signal)) });
         case "message/stream":
-          await methods.stream(id, params, res, aborted.signal);
+          await methods.stream(id, parseParams(SendParamsSchema, params), res, aborted.signal, (event) => event);
+          return undefined;
+        case "SendStreamingMessage":
+          await methods.stream(id, fromV1SendParams(params), res, aborted.signal, toV1StreamResponse);
           return undefined;
         case "tasks/get":
           return success(id, await methods.get(params));
+        case "GetTask":
+          return success(id, toV1Task(await methods.get(params)));
         case "tasks/cancel":
           return success(id, await methods.cancel(params));
+        case "CancelTask":
+          return success(id, toV1Task(await methods.cancel(params)));
         default:
           return failure(id, JSONRPC_ERRORS.methodNotFound, `Method not found: ${method}`);
       }
@@ -99,7 +129,8 @@ export function a2aRoutes(ctx: ServerContext, runs: () => RunService): AnyRoute[
       path: "/a2a/:assistant_id",
       operationId: "a2a_post",
       tag,
-      summary: "A2A JSON-RPC 2.0: message/send, message/stream (SSE), tasks/get, tasks/cancel",
+      summary:
+        "A2A JSON-RPC 2.0: message/send, message/stream (SSE), tasks/get, tasks/cancel, and their v1.0 names SendMessage, SendStreamingMessage, GetTask, CancelTask",
       params: z.object({ assistant_id: z.string().min(1) }),
       errors: [400, 404],
       handler: async ({ params, body, res }) => {
