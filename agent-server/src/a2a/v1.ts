@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { A2ATask, SendParams, TaskState } from "./protocol.ts";
-import { JSONRPC_ERRORS, JsonRpcError, parseParams } from "./protocol.ts";
+import { JSONRPC_ERRORS, JsonRpcError, MessageSchema, parseParams } from "./protocol.ts";
 
 /**
  * A2A v1.0 over JSON-RPC: the same methods under new names (`SendMessage`, `GetTask`, …) with the
@@ -26,13 +26,9 @@ const PartSchema = z
   });
 
 const SendMessageRequestSchema = z.object({
-  message: z.object({
-    messageId: z.string().min(1),
+  message: MessageSchema.omit({ kind: true }).extend({
     role: z.enum(["ROLE_USER", "ROLE_AGENT"]),
     parts: z.array(PartSchema).min(1),
-    contextId: z.string().optional(),
-    taskId: z.string().optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
   }),
   configuration: z
     .object({ returnImmediately: z.boolean().optional(), historyLength: z.number().int().min(0).optional() })
