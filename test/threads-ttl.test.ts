@@ -116,6 +116,16 @@ describe.each([
     expect(Date.parse(after.ttl?.expires_at ?? "")).toBeGreaterThan(Date.parse(before ?? ""));
   });
 
+  it("counts each expired thread once when two replicas sweep at the same time", async () => {
+    const threads = await Promise.all(Array.from({ length: 5 }, () => server.client.threads.create({ ttl: 60 })));
+    const later = TWO_HOURS_LATER();
+    const due = await server.server.ctx.storage.threads.expired(later, 1000);
+    expect(due).toEqual(expect.arrayContaining(threads.map((thread) => thread.thread_id)));
+    const [first, second] = await Promise.all([sweeper.sweep(later), sweeper.sweep(later)]);
+    expect((first ?? 0) + (second ?? 0)).toBe(due.length);
+    for (const thread of threads) expect((await getThread(thread.thread_id)).status).toBe(404);
+  });
+
   it("keep_latest prunes all but the latest checkpoint and keeps the thread until its next write", async () => {
     const thread = await server.client.threads.create({ ttl: { ttl: 60, strategy: "keep_latest" } } as never);
     await server.client.runs.wait(thread.thread_id, "agent", { input: hello("one") });

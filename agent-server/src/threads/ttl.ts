@@ -87,7 +87,7 @@ export class ThreadTtlSweeper {
 
   /** Applies every TTL expired by now; returns how many threads it deleted or pruned. */
   async sweep(now = new Date()): Promise<number> {
-    const { threads, checkpointer } = this.#ctx.storage;
+    const { threads } = this.#ctx.storage;
     let applied = 0;
     const skipped = new Set<string>();
     for (;;) {
@@ -101,15 +101,18 @@ export class ThreadTtlSweeper {
           skipped.add(threadId);
           continue;
         }
-        if (thread.ttl?.strategy === "keep_latest") {
-          await checkpointer.pruneThread(threadId);
-          await threads.update(threadId, { ttl_applied: true }, thread);
-        } else {
-          await this.#remove(threadId);
-        }
+        // Another replica's sweep may have got there first: count and log only what this one did.
+        if (!(await this.#apply(thread))) continue;
         applied++;
         this.#ctx.logger.info({ thread_id: threadId, strategy: thread.ttl?.strategy }, "thread TTL expired");
       }
     }
+  }
+
+  /** Deletes or prunes an expired thread; false when it was already gone. */
+  async #apply(thread: Thread): Promise<boolean> {
+    if (thread.ttl?.strategy !== "keep_latest") return this.#remove(thread.thread_id);
+    await this.#ctx.storage.checkpointer.pruneThread(thread.thread_id);
+    return (await this.#ctx.storage.threads.update(thread.thread_id, { ttl_applied: true }, thread)) !== undefined;
   }
 }
