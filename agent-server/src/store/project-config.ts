@@ -1,7 +1,7 @@
-import { isAbsolute, resolve } from "node:path";
+import { dirname } from "node:path";
 import { z } from "zod";
 import { createModuleLoader } from "../graphs/load.ts";
-import { ProjectError, readProjectSection } from "../graphs/project.ts";
+import { ProjectError, parseGraphSpec, readProjectSection } from "../graphs/project.ts";
 import { TtlMinutesSchema } from "../schemas/common.ts";
 import type { StoreTtlConfig } from "./base.ts";
 import type { StoreIndexConfig, TextEmbedder } from "./semantic.ts";
@@ -53,16 +53,14 @@ export async function loadStoreIndex(
   configPath: string,
   index: NonNullable<StoreProjectConfig["index"]>,
 ): Promise<StoreIndexConfig> {
-  const separator = index.embed.lastIndexOf(":");
-  const file = separator > 1 ? index.embed.slice(0, separator) : index.embed;
-  const exportName = separator > 1 ? index.embed.slice(separator + 1) : "default";
-  if (!MODULE_EXTENSION.test(file)) {
+  // The same `<module>:<export>` form as a graph in `graphs`, resolved the same way.
+  const { modulePath, exportName } = parseGraphSpec("store.index.embed", index.embed, dirname(configPath));
+  if (!MODULE_EXTENSION.test(modulePath)) {
     throw new ProjectError(
       `${configPath}: store.index.embed "${index.embed}" must name a module export, like "./embeddings.ts:embeddings": ` +
         "a LangChain Embeddings instance or a function (texts: string[]) => Promise<number[][]>; provider names are not built in",
     );
   }
-  const modulePath = isAbsolute(file) ? file : resolve(configPath, "..", file);
   let exported: unknown;
   try {
     exported = await (await createModuleLoader().import(modulePath))[exportName];
