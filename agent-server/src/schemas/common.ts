@@ -11,6 +11,8 @@ export const JsonObjectSchema = z.record(z.string(), z.unknown());
 export const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === null ? undefined : value), schema.optional());
 
+export const MINUTE_MS = 60_000;
+
 /**
  * A TTL in minutes, up to 1,000 years: expiry times stay valid dates (a Date ends in the year
  * 275760) and exact in Redis scores.

@@ -10,6 +10,7 @@ import {
   type SearchOperation,
   validateNamespace,
 } from "@langchain/langgraph-checkpoint";
+import { MINUTE_MS } from "../schemas/common.ts";
 import { bestCosine, embedQuery, embedValue, type StoreIndexConfig } from "./semantic.ts";
 
 /** Store-wide TTL settings (langgraph.json `store.ttl`); all durations in minutes. */
@@ -44,8 +45,6 @@ export interface SearchRequest {
 const isPut = (op: Operation): op is TtlPutOperation => "value" in op;
 const isGet = (op: Operation): op is RefreshingGetOperation => "key" in op && !("value" in op);
 const isSearch = (op: Operation): op is RefreshingSearchOperation => "namespacePrefix" in op;
-
-export const MINUTE_MS = 60_000;
 
 /**
  * LangGraph `BaseStore` with per-item TTL (minutes) and refresh-on-read, the parts the memory

@@ -1,5 +1,6 @@
 import type { Item, ListNamespacesOperation, SearchItem } from "@langchain/langgraph-checkpoint";
-import { LongTermStore, type LongTermStoreOptions, MINUTE_MS, type SearchRequest } from "./base.ts";
+import { MINUTE_MS } from "../schemas/common.ts";
+import { LongTermStore, type LongTermStoreOptions, type SearchRequest } from "./base.ts";
 import { isWithinPrefix, matchesFilter, selectNamespaces } from "./query.ts";
 
 interface StoredItem {

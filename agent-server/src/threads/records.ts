@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
+import { MINUTE_MS } from "../schemas/common.ts";
 import { jsonContains } from "../storage/json-match.ts";
 import type {
   Thread,
@@ -15,7 +16,7 @@ import type {
 
 /** A TTL counted from `now`, the thread's latest activity. */
 function ttlFrom(policy: Pick<ThreadTtl, "strategy" | "ttl_minutes">, now: string): ThreadTtl {
-  const expiresAt = new Date(Date.parse(now) + policy.ttl_minutes * 60_000).toISOString();
+  const expiresAt = new Date(Date.parse(now) + policy.ttl_minutes * MINUTE_MS).toISOString();
   return { strategy: policy.strategy, ttl_minutes: policy.ttl_minutes, expires_at: expiresAt };
 }
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ServerContext } from "../context.ts";
 import { readProjectSection } from "../graphs/project.ts";
-import { TtlMinutesSchema } from "../schemas/common.ts";
+import { MINUTE_MS, TtlMinutesSchema } from "../schemas/common.ts";
 import type { Thread, ThreadTtlPolicy } from "../storage/types.ts";
 
 /**
@@ -10,7 +10,8 @@ import type { Thread, ThreadTtlPolicy } from "../storage/types.ts";
  * latest (`keep_latest`). A sweeper on every replica applies them; applying one twice is harmless.
  */
 
-const MINUTE_MS = 60_000;
+/** Minutes between sweeps unless `checkpointer.ttl.sweep_interval_minutes` says otherwise. */
+const DEFAULT_SWEEP_MINUTES = 5;
 /** Threads handled per store query, so one sweep never holds a huge id list. */
 const SWEEP_BATCH = 100;
 
@@ -26,7 +27,7 @@ const CheckpointerSection = z.object({
   ttl: z
     .object({
       strategy: ThreadTtlStrategySchema.default("delete"),
-      sweep_interval_minutes: z.number().positive().default(5),
+      sweep_interval_minutes: z.number().positive().optional(),
       default_ttl: TtlMinutesSchema.nullish(),
     })
     .optional(),
@@ -42,7 +43,7 @@ export function readThreadTtlSettings(configPath: string): ThreadTtlSettings {
   const { ttl } = readProjectSection(configPath, "checkpointer", CheckpointerSection);
   return {
     ...(ttl?.default_ttl != null && { defaultTtl: { strategy: ttl.strategy, ttl: ttl.default_ttl } }),
-    sweepIntervalMs: (ttl?.sweep_interval_minutes ?? 5) * MINUTE_MS,
+    sweepIntervalMs: (ttl?.sweep_interval_minutes ?? DEFAULT_SWEEP_MINUTES) * MINUTE_MS,
   };
 }
 
