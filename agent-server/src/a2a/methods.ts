@@ -15,10 +15,10 @@ import {
   parseParams,
   type RequestId,
   type SendParams,
+  type StreamEvent,
   success,
   TaskIdParamsSchema,
 } from "./protocol.ts";
-import type { StreamEvent } from "./v1.ts";
 
 /** Keep-alive comments on `message/stream` while a run is silent. */
 const HEARTBEAT_MS = 5000;

@@ -74,6 +74,18 @@ export interface A2ATask {
   metadata?: Record<string, unknown>;
 }
 
+/** The events `message/stream` sends. */
+export type StreamEvent =
+  | A2ATask
+  | { kind: "status-update"; taskId: string; contextId: string; status: A2ATask["status"]; final: boolean }
+  | {
+      kind: "artifact-update";
+      taskId: string;
+      contextId: string;
+      artifact: NonNullable<A2ATask["artifacts"]>[number];
+      lastChunk: boolean;
+    };
+
 export const success = (id: RequestId, result: unknown) => ({ jsonrpc: "2.0" as const, id, result });
 export const failure = (id: RequestId, code: number, message: string) => ({
   jsonrpc: "2.0" as const,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { A2ATask, SendParams, TaskState } from "./protocol.ts";
+import type { A2ATask, SendParams, StreamEvent, TaskState } from "./protocol.ts";
 import { JSONRPC_ERRORS, JsonRpcError, MessageSchema, parseParams } from "./protocol.ts";
 
 /**
@@ -106,12 +106,6 @@ export function toV1Task(task: A2ATask) {
   const { kind: _kind, status, artifacts, ...rest } = task;
   return { ...rest, status: v1Status(status), ...(artifacts && { artifacts: artifacts.map(v1Artifact) }) };
 }
-
-/** The v0.3 events `message/stream` sends. */
-export type StreamEvent =
-  | A2ATask
-  | { kind: "status-update"; taskId: string; contextId: string; status: A2ATask["status"]; final: boolean }
-  | { kind: "artifact-update"; taskId: string; contextId: string; artifact: V0Artifact; lastChunk: boolean };
 
 /** A `message/stream` event as the `StreamResponse` of `SendStreamingMessage`. */
 export function toV1StreamResponse(event: StreamEvent) {
