@@ -91,27 +91,29 @@ describe("leader election on a coordination.k8s.io Lease", () => {
     for (const elector of electors.splice(0)) await elector.stop();
   });
 
+  const campaign = (kube: KubeClient, leading: Set<string>, identity: string, retryPeriodMs = 100) => {
+    const elector = new LeaderElector({
+      kube,
+      namespace: "default",
+      leaseName: "op",
+      identity,
+      leaseDurationMs: 60_000,
+      renewDeadlineMs: 40_000,
+      retryPeriodMs,
+      log,
+      onStartedLeading: () => leading.add(identity),
+      onStoppedLeading: () => leading.delete(identity),
+    });
+    electors.push(elector);
+    elector.start();
+    return elector;
+  };
+
   it("elects one leader, writes six-digit MicroTimes, and hands over at once when the leader releases", async () => {
     server = await startKubeApiServer();
     const kube = new KubeClient(connectionFromKubeconfig(server.kubeconfigPath));
     const leading = new Set<string>();
-    const elector = (identity: string) => {
-      const e = new LeaderElector({
-        kube,
-        namespace: "default",
-        leaseName: "op",
-        identity,
-        leaseDurationMs: 60_000,
-        renewDeadlineMs: 40_000,
-        retryPeriodMs: 100,
-        log,
-        onStartedLeading: () => leading.add(identity),
-        onStoppedLeading: () => leading.delete(identity),
-      });
-      electors.push(e);
-      e.start();
-      return e;
-    };
+    const elector = (identity: string) => campaign(kube, leading, identity);
     const a = elector("a");
     await eventually(() => leading.has("a"));
     const b = elector("b");
@@ -132,5 +134,24 @@ describe("leader election on a coordination.k8s.io Lease", () => {
       spec: Record<string, unknown>;
     };
     expect(taken.spec).toMatchObject({ holderIdentity: "b", leaseTransitions: 1 });
+  });
+
+  it("releases the lease when stop lands in the middle of a renewal", async () => {
+    server = await startKubeApiServer();
+    const kube = new KubeClient(connectionFromKubeconfig(server.kubeconfigPath));
+    const leading = new Set<string>();
+    // A zero retry period keeps a renewal in flight nearly always, so each stop meets one.
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const identity = `leader-${attempt}`;
+      const elector = campaign(kube, leading, identity, 0);
+      await eventually(() => leading.has(identity), 5_000, `${identity} to lead`);
+      await new Promise((r) => setTimeout(r, attempt % 5));
+      await elector.stop();
+      expect(leading.size).toBe(0);
+      const lease = server.get("coordination.k8s.io/v1", "leases", "default", "op") as unknown as {
+        spec: Record<string, unknown>;
+      };
+      expect(lease.spec.holderIdentity, `attempt ${attempt}`).toBe("");
+    }
   });
 });

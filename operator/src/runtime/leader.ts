@@ -41,6 +41,10 @@ export class LeaderElector {
   private leading = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
+  /** The round under way, so stop() can wait for it instead of racing its renewal. */
+  private round: Promise<void> = Promise.resolve();
+  /** Whether the last round left the lease in our name, even if a stop kept it from counting. */
+  private holdsLease = false;
   private observed: { record: string; at: number } | undefined;
   private lastRenewal = 0;
 
@@ -59,15 +63,21 @@ export class LeaderElector {
 
   start(): void {
     this.stopped = false;
-    void this.tick();
+    this.runRound();
   }
 
-  /** Stops campaigning; releases the lease so a successor need not wait it out. */
+  /**
+   * Stops campaigning; releases the lease so a successor need not wait it out. It waits for a round
+   * in flight first: that round's renewal would otherwise make the release a conflict, leaving a
+   * successor to wait out the whole lease.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    if (!this.leading) return;
-    this.setLeading(false);
+    await this.round;
+    if (this.leading) this.setLeading(false);
+    if (!this.holdsLease) return;
+    this.holdsLease = false;
     try {
       const lease = await this.options.kube.get<Lease>(this.path());
       if (lease?.spec?.holderIdentity === this.options.identity) {
@@ -84,10 +94,16 @@ export class LeaderElector {
     return resourcePath(resources.lease, this.options.namespace, name ?? this.options.leaseName);
   }
 
+  private runRound(): void {
+    this.round = this.tick();
+  }
+
   private async tick(): Promise<void> {
     if (this.stopped) return;
     try {
       const acquired = await this.tryAcquireOrRenew();
+      this.holdsLease = acquired;
+      if (this.stopped) return;
       if (acquired) this.lastRenewal = Date.now();
       if (acquired !== this.leading) {
         if (acquired || Date.now() - this.lastRenewal > this.options.renewDeadlineMs) this.setLeading(acquired);
@@ -98,7 +114,7 @@ export class LeaderElector {
     }
     if (this.stopped) return;
     const jitter = 1 + Math.random() * 0.2;
-    this.timer = setTimeout(() => void this.tick(), this.options.retryPeriodMs * jitter);
+    this.timer = setTimeout(() => this.runRound(), this.options.retryPeriodMs * jitter);
     this.timer.unref();
   }
 
