@@ -97,13 +97,9 @@ export class Reconciler {
     const failure = podFailure(pods);
     const readyReplicas = deployment?.status?.readyReplicas ?? 0;
     const outcome = activeRevisionOutcome(active.status?.revisionStatus, rollout, failure);
-    await this.writeRevisionStatus(agd, active, outcome, servesActive ? readyReplicas : 0);
-    for (const revision of revisions) {
-      if (revision === active) continue;
-      const superseded = supersededOutcome(revision, active);
-      if (superseded) await this.writeRevisionStatus(agd, revision, superseded, 0);
-    }
     const redisReady = !managesRedis(agd) || this.redisReady(agd);
+    // The deployment first: whoever sees a revision DEPLOYED (a CI job polling it) then finds the
+    // deployment already naming it active, with its URL.
     await this.writeDeploymentStatus(agd, {
       active: outcome,
       rollout,
@@ -112,6 +108,12 @@ export class Reconciler {
       redisReady,
       url: this.url(agd),
     });
+    await this.writeRevisionStatus(agd, active, outcome, servesActive ? readyReplicas : 0);
+    for (const revision of revisions) {
+      if (revision === active) continue;
+      const superseded = supersededOutcome(revision, active);
+      if (superseded) await this.writeRevisionStatus(agd, revision, superseded, 0);
+    }
     const settled = outcome.revisionStatus !== "DEPLOYING" && redisReady && rollout?.phase === "complete";
     return settled ? undefined : { requeueAfterMs: this.deps.pollMs };
   }
