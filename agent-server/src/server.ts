@@ -21,12 +21,19 @@ import type { Storage } from "./storage/types.ts";
 import { loadStoreIndex, readStoreConfig } from "./store/project-config.ts";
 import { storeApiModule } from "./store-api/module.ts";
 import { threadsModule } from "./threads/module.ts";
+import { tracingModule } from "./tracing/module.ts";
 
 /** The features every agent server has; later features append their module to this list. */
 export function defaultModules(): ServerModule[] {
   const metrics = new ServerMetrics();
-  const runs = runsModule({ onRunExecuted: (status, seconds) => metrics.recordRun(status, seconds) });
+  const tracing = tracingModule();
+  const runs = runsModule({
+    callbacks: tracing.callbacks,
+    onRunExecuted: (status, seconds) => metrics.recordRun(status, seconds),
+  });
   return [
+    // First, so it stops last: the traces of the runs that finish during shutdown are sent.
+    tracing,
     metricsModule(runs.service, metrics),
     customAppModule(),
     { name: "assistants", routes: assistantRoutes },

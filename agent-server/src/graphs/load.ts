@@ -57,6 +57,8 @@ export function attachPersistence(graph: AnyCompiledGraph, persistence: Persiste
  */
 export interface ModuleLoader {
   import(modulePath: string): Promise<Record<string, unknown>>;
+  /** A package as a module in `fromDir` imports it: the same instance the graphs use. */
+  importPackage(specifier: string, fromDir: string): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
@@ -64,6 +66,7 @@ export function createModuleLoader(): ModuleLoader {
   const namespace = register({ namespace: randomUUID() });
   return {
     import: (modulePath) => namespace.import(pathToFileURL(modulePath).href, import.meta.url),
+    importPackage: (specifier, fromDir) => namespace.import(specifier, pathToFileURL(`${fromDir}/`).href),
     close: () => namespace.unregister(),
   };
 }

@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   attachPersistence,
@@ -64,6 +65,10 @@ export class ProjectGraphRegistry implements GraphRegistry {
 
   private get graphs(): Map<string, LoadedGraph> {
     return this.loaded.graphs;
+  }
+
+  importShared(specifier: string): Promise<Record<string, unknown>> {
+    return this.loaded.loader.importPackage(specifier, dirname(this.configPath));
   }
 
   ids(): string[] {

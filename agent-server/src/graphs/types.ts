@@ -25,4 +25,10 @@ export interface GraphRegistry {
    */
   get(graphId: string, config?: RunnableConfig): Promise<AnyCompiledGraph>;
   schemas(graphId: string): Promise<GraphSchemas>;
+  /**
+   * A package as the graphs import it. Graph modules get their own module instances (see
+   * `load.ts`), so process-wide state of a package they use, like LangSmith's trace queue, is
+   * only reachable through this.
+   */
+  importShared(specifier: string): Promise<Record<string, unknown>>;
 }

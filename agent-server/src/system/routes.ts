@@ -2,6 +2,7 @@ import { type AnyRoute, buildOpenApi, defineRoute, type SecurityScheme } from "@
 import { z } from "zod";
 import type { ServerContext } from "../context.ts";
 import { QueryBoolean } from "../http/query.ts";
+import { langSmithTracingEnabled } from "../tracing/module.ts";
 import { installedVersion, serverVersion } from "./versions.ts";
 
 const TAG = "System";
@@ -19,7 +20,7 @@ const ServerInfo = z.object({
 });
 
 /** Features are reported by what is actually mounted, so `/info` stays truthful as route groups are added. */
-function featureFlags(routes: AnyRoute[], semanticSearch: boolean): Record<string, boolean> {
+function featureFlags(routes: AnyRoute[], semanticSearch: boolean, tracing: boolean): Record<string, boolean> {
   const mounted = (prefix: string) => routes.some((route) => route.path.startsWith(prefix));
   return {
     assistants: mounted("/assistants"),
@@ -32,7 +33,8 @@ function featureFlags(routes: AnyRoute[], semanticSearch: boolean): Record<strin
     a2a: mounted("/a2a"),
     mcp: mounted("/mcp"),
     metrics: mounted("/metrics"),
-    langsmith: false,
+    // Runs are traced to LangSmith; per-run `langsmith_tracer` replicas are not supported.
+    langsmith: tracing,
     langsmith_tracing_replicas: false,
   };
 }
@@ -78,7 +80,7 @@ export function systemRoutes(ctx: ServerContext, allRoutes: () => AnyRoute[]): A
       handler: () => ({
         ...versions,
         context: "js",
-        flags: featureFlags(allRoutes(), ctx.storage.store.index !== undefined),
+        flags: featureFlags(allRoutes(), ctx.storage.store.index !== undefined, langSmithTracingEnabled()),
       }),
     }),
     defineRoute({

@@ -34,6 +34,8 @@ export function echoGraphRegistry(storage: Storage): GraphRegistry {
       return graph;
     },
     schemas: async (graphId) => deriveGraphSchemas(graphId, graph),
+    // This graph is imported normally, so it shares the server's module instances.
+    importShared: (specifier) => import(specifier),
   };
 }
 
