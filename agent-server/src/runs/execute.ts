@@ -126,7 +126,8 @@ export async function executeRun(
     const requested = new Set(run.kwargs.stream_mode);
     const streamOptions = {
       ...config,
-      callbacks: options.callbacks,
+      // No list at all when empty: even an empty one makes LangChain report every step of the run.
+      callbacks: options.callbacks?.length ? options.callbacks : undefined,
       context: run.kwargs.context ?? undefined,
       interruptBefore: run.kwargs.interrupt_before ?? undefined,
       interruptAfter: run.kwargs.interrupt_after ?? undefined,
