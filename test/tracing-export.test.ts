@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
+import { eventually } from "./kubelet/cluster.ts";
 import { decodeTraceExport, type ExportedSpan } from "./support/otlp.ts";
 import { testRedisUrl, uniquePrefix } from "./support/redis.ts";
 import { startTraceReceiver, type TraceReceiver } from "./support/trace-receiver.ts";
@@ -123,5 +124,20 @@ describe("OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT)", () => {
     expect(trace.find((s) => s.name === "EchoChatModel")?.attributes["langsmith.span.kind"]).toBe("llm");
     const failed = spans.find((s) => !s.parentSpanId && s.attributes["langsmith.metadata.run_id"] === failingRunId);
     expect(failed?.statusCode).toBe(2);
+  });
+
+  it("keeps running runs when the collector rejects the spans, and logs why", async () => {
+    receiver = await startTraceReceiver();
+    server = await spawnServer(testRedisUrl(), uniquePrefix("otel"), {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/reject`,
+      OTEL_BSP_SCHEDULE_DELAY: "50",
+    });
+    const thread = await server.client.threads.create();
+    const values = (await server.client.runs.wait(thread.thread_id, "agent", { input: hello("still here") })) as {
+      messages: { content: string }[];
+    };
+    expect(values.messages.at(-1)?.content).toBe("You said: still here");
+    await eventually(() => server?.logs().includes("OpenTelemetry:"), 10_000, "the rejected export to be logged");
+    expect(receiver.requests.some((r) => r.path === "/reject")).toBe(true);
   });
 });

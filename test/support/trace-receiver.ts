@@ -17,7 +17,8 @@ export interface TraceReceiver {
 /**
  * A stand-in for LangSmith's run API and an OTLP/HTTP collector on a free port: it accepts what
  * is posted and keeps it for the test to read. `GET /info` is 404, as on a LangSmith that
- * predates it, so the client uses its defaults (uncompressed multipart).
+ * predates it, so the client uses its defaults (uncompressed multipart). Paths under `/reject`
+ * answer 400, as a collector that refuses the data.
  */
 export async function startTraceReceiver(): Promise<TraceReceiver> {
   const requests: ReceivedRequest[] = [];
@@ -31,7 +32,8 @@ export async function startTraceReceiver(): Promise<TraceReceiver> {
         headers: req.headers,
         body: Buffer.concat(chunks),
       });
-      if (req.method === "GET")
+      if (req.url?.startsWith("/reject")) res.writeHead(400, { "content-type": "text/plain" }).end("rejected");
+      else if (req.method === "GET")
         res.writeHead(404, { "content-type": "application/json" }).end('{"detail":"Not Found"}');
       else if (req.url?.startsWith("/v1/")) res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
       else res.writeHead(202, { "content-type": "application/json" }).end("{}");

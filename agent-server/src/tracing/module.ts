@@ -73,7 +73,7 @@ export function tracingModule(): TracingModule {
         ctx.logger.info({ endpoint, project }, "tracing runs to LangSmith");
       }
       if (otelExportConfigured()) {
-        otel = startOtelExport();
+        otel = startOtelExport(ctx.logger);
         callbacks.push(otel.tracer);
         const endpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
         ctx.logger.info({ endpoint }, "exporting run spans over OTLP");

@@ -1,5 +1,15 @@
+import type { Logger } from "@agentplane/common";
 import { BaseTracer, type Run } from "@langchain/core/tracers/base";
-import { type Attributes, ROOT_CONTEXT, type Span, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
+import {
+  type Attributes,
+  DiagLogLevel,
+  diag,
+  ROOT_CONTEXT,
+  type Span,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
@@ -72,7 +82,16 @@ export interface OtelExport {
   shutdown(): Promise<void>;
 }
 
-export function startOtelExport(): OtelExport {
+/** The OTel SDK's own warnings and errors (a failed export, a bad endpoint) into the server's log. */
+function logOtelDiagnostics(logger: Logger): void {
+  const warn = (message: string, ...args: unknown[]) =>
+    logger.warn(args.length > 0 ? { details: args } : {}, `OpenTelemetry: ${message}`);
+  const ignore = () => {};
+  diag.setLogger({ error: warn, warn, info: ignore, debug: ignore, verbose: ignore }, DiagLogLevel.WARN);
+}
+
+export function startOtelExport(logger: Logger): OtelExport {
+  logOtelDiagnostics(logger);
   const resource = defaultResource()
     .merge(resourceFromAttributes({ "service.name": "agentplane-agent-server" }))
     .merge(detectResources({ detectors: [envDetector] }));
