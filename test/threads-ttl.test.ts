@@ -116,14 +116,38 @@ describe.each([
     expect(Date.parse(after.ttl?.expires_at ?? "")).toBeGreaterThan(Date.parse(before ?? ""));
   });
 
-  it("counts each expired thread once when two replicas sweep at the same time", async () => {
-    const threads = await Promise.all(Array.from({ length: 5 }, () => server.client.threads.create({ ttl: 60 })));
+  it("counts each expired thread once when two replicas sweep at the same time, with either strategy", async () => {
+    const create = (strategy: string) => server.client.threads.create({ ttl: { ttl: 60, strategy } } as never);
+    const deleted = await Promise.all(Array.from({ length: 3 }, () => create("delete")));
+    const pruned = await Promise.all(Array.from({ length: 3 }, () => create("keep_latest")));
     const later = TWO_HOURS_LATER();
     const due = await server.server.ctx.storage.threads.expired(later, 1000);
-    expect(due).toEqual(expect.arrayContaining(threads.map((thread) => thread.thread_id)));
+    const ours = [...deleted, ...pruned].map((thread) => thread.thread_id);
+    expect(due).toEqual(expect.arrayContaining(ours));
     const [first, second] = await Promise.all([sweeper.sweep(later), sweeper.sweep(later)]);
-    expect((first ?? 0) + (second ?? 0)).toBe(due.length);
-    for (const thread of threads) expect((await getThread(thread.thread_id)).status).toBe(404);
+    // This server's own sweeper may take other tests' threads (their TTLs are real-time short) meanwhile.
+    expect((first ?? 0) + (second ?? 0)).toBeGreaterThanOrEqual(ours.length);
+    expect((first ?? 0) + (second ?? 0)).toBeLessThanOrEqual(due.length);
+    for (const thread of deleted) expect((await getThread(thread.thread_id)).status).toBe(404);
+    for (const thread of pruned)
+      expect((await getThread(thread.thread_id, "?include=ttl")).body.ttl?.expires_at).toBeNull();
+  });
+
+  it("gives threads that runs create the default TTL: kept stateless runs and if_not_exists", async () => {
+    const kept = await send("POST", "/runs", { assistant_id: "agent", input: hello("keep"), on_completion: "keep" });
+    const stateless = (await kept.json()) as { run_id: string; thread_id: string };
+    await server.client.runs.join(stateless.thread_id, stateless.run_id);
+    const threadId = crypto.randomUUID();
+    const created = await send("POST", `/threads/${threadId}/runs/wait`, {
+      assistant_id: "agent",
+      input: hello("create"),
+      if_not_exists: "create",
+    });
+    expect(created.status).toBe(200);
+    // Checked right away: the fixture's default TTL is 1.2 s, and this server sweeps.
+    for (const id of [stateless.thread_id, threadId]) {
+      expect((await getThread(id, "?include=ttl")).body.ttl).toMatchObject({ strategy: "delete", ttl_minutes: 0.02 });
+    }
   });
 
   it("keep_latest prunes all but the latest checkpoint and keeps the thread until its next write", async () => {

@@ -129,7 +129,7 @@ export class RunService {
   readonly ctx: ServerContext;
   readonly backend: RunBackend;
   readonly #workers: LocalWorkers | undefined;
-  /** For threads that `if_not_exists: create` makes (temporary ones are deleted anyway). */
+  /** For every thread a run creates: `if_not_exists: create`, stateless runs (kept or not: a temporary thread a crash left behind expires too), A2A. */
   readonly #defaultTtl: ThreadTtlPolicy | undefined;
 
   /** Without `workers` every run goes through the queue and is awaited through the event log. */
@@ -169,8 +169,8 @@ export class RunService {
     };
     if (threadId === undefined) {
       return temporaryId === undefined
-        ? threads.create({ metadata })
-        : threads.create({ thread_id: temporaryId, metadata, if_exists: "do_nothing" });
+        ? threads.create({ metadata, ttl: this.#defaultTtl })
+        : threads.create({ thread_id: temporaryId, metadata, if_exists: "do_nothing", ttl: this.#defaultTtl });
     }
     if (existing) return existing;
     if (payload.if_not_exists !== "create") throw threadNotFound(threadId);

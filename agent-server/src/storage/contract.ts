@@ -284,6 +284,24 @@ export function storageContract(makeStorage: () => Promise<Storage>): void {
       expect(await storage.threads.count({ metadata: { k19: 19, k0: 0 } })).toBe(1);
     });
 
+    it("updates or deletes a thread only while it is unchanged since it was read, when asked to", async () => {
+      const created = await storage.threads.create({ ttl: { strategy: "delete", ttl: 5 } });
+      const read = (await storage.threads.get(created.thread_id)) as Thread;
+      await storage.threads.update(created.thread_id, { metadata: { touched: true } });
+      expect(await storage.threads.updateIfUnchanged(read, { ttl_applied: true })).toBeUndefined();
+      expect(await storage.threads.deleteIfUnchanged(read)).toBe(false);
+      const current = (await storage.threads.get(created.thread_id)) as Thread;
+      expect(current.metadata).toEqual({ touched: true });
+      expect(current.ttl?.expires_at).not.toBeNull();
+
+      const applied = await storage.threads.updateIfUnchanged(current, { ttl_applied: true });
+      expect(applied?.ttl?.expires_at).toBeNull();
+      expect(await storage.threads.get(created.thread_id)).toEqual(applied);
+      expect(await storage.threads.deleteIfUnchanged(applied as Thread)).toBe(true);
+      expect(await storage.threads.get(created.thread_id)).toBeUndefined();
+      expect(await storage.threads.deleteIfUnchanged(applied as Thread)).toBe(false);
+    });
+
     it("lists threads whose TTL ran out, soonest first, until a write or the sweep moves them", async () => {
       const at = (minutes: number) => new Date(Date.now() + minutes * 60_000);
       const later = await storage.threads.create({ ttl: { strategy: "delete", ttl: 20 } });

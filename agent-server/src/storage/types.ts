@@ -177,6 +177,13 @@ export interface ThreadStore {
    */
   update(threadId: string, update: ThreadUpdate, current?: Thread): Promise<Thread | undefined>;
   delete(threadId: string): Promise<boolean>;
+  /**
+   * `update` and `delete` that act only while the stored record is still `expected` (as read),
+   * for work that must not touch a thread written meanwhile (TTL sweeps); undefined / false when
+   * it changed or is gone.
+   */
+  updateIfUnchanged(expected: Thread, update: ThreadUpdate): Promise<Thread | undefined>;
+  deleteIfUnchanged(expected: Thread): Promise<boolean>;
   search(query: ThreadSearch): Promise<Page<Thread>>;
   count(filter: ThreadFilter): Promise<number>;
   /** Up to `limit` ids of threads whose TTL expired at or before `now`, soonest expired first. */

@@ -42,6 +42,20 @@ export class MemoryThreadStore implements ThreadStore {
     return this.threads.delete(threadId);
   }
 
+  async updateIfUnchanged(expected: Thread, update: ThreadUpdate): Promise<Thread | undefined> {
+    return this.isStored(expected) ? this.update(expected.thread_id, update) : undefined;
+  }
+
+  async deleteIfUnchanged(expected: Thread): Promise<boolean> {
+    return this.isStored(expected) && this.threads.delete(expected.thread_id);
+  }
+
+  /** Records are copied in and out, so an unchanged one serialises to the same text. */
+  private isStored(expected: Thread): boolean {
+    const stored = this.threads.get(expected.thread_id);
+    return stored !== undefined && JSON.stringify(stored) === JSON.stringify(expected);
+  }
+
   async search(query: ThreadSearch): Promise<Page<Thread>> {
     const matching = this.matching(query).sort(compareThreads(query.sort_by, query.sort_order));
     return {

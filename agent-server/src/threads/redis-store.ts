@@ -93,6 +93,15 @@ export class RedisThreadStore implements ThreadStore {
     throw new Error(`thread ${threadId} is updated too concurrently`);
   }
 
+  async updateIfUnchanged(expected: Thread, update: ThreadUpdate): Promise<Thread | undefined> {
+    const after = applyThreadUpdate(expected, update, new Date().toISOString());
+    return (await this.write(expected.thread_id, JSON.stringify(expected), expected, after)) ? after : undefined;
+  }
+
+  async deleteIfUnchanged(expected: Thread): Promise<boolean> {
+    return this.write(expected.thread_id, JSON.stringify(expected), expected, undefined);
+  }
+
   async search(query: ThreadSearch): Promise<Page<Thread>> {
     return this.find(query, query);
   }

@@ -32,9 +32,11 @@ export interface ThreadRoutesOptions {
  */
 export function threadRemover(ctx: ServerContext, options: ThreadRoutesOptions) {
   const { threads, checkpointer } = ctx.storage;
-  return async (threadId: string): Promise<boolean> => {
-    const deleted = await threads.delete(threadId);
-    await checkpointer.deleteThread(threadId);
+  return async (threadId: string, expected?: Thread): Promise<boolean> => {
+    const deleted = expected ? await threads.deleteIfUnchanged(expected) : await threads.delete(threadId);
+    // Unconditionally, checkpoints a thread left behind go too; conditionally, a thread that
+    // changed meanwhile keeps everything.
+    if (deleted || !expected) await checkpointer.deleteThread(threadId);
     if (deleted) await options.onDelete?.(threadId);
     return deleted;
   };

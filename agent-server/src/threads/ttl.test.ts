@@ -31,6 +31,8 @@ describe("checkpointer.ttl in langgraph.json", () => {
       [{ default_ttl: 1e12 }, "checkpointer.ttl.default_ttl"],
       [{ strategy: "archive" }, "checkpointer.ttl.strategy"],
       [{ sweep_interval_minutes: "hourly" }, "checkpointer.ttl.sweep_interval_minutes"],
+      // Past what a Node timer holds (24.8 days), setInterval would fire every millisecond.
+      [{ sweep_interval_minutes: 40_000 }, "checkpointer.ttl.sweep_interval_minutes"],
     ] as const) {
       const read = () => readThreadTtlSettings(projectFile({ ttl }));
       expect(read).toThrow(ProjectError);

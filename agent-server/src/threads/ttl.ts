@@ -7,11 +7,13 @@ import type { Thread, ThreadTtlPolicy } from "../storage/types.ts";
 /**
  * Thread TTLs: a thread with a TTL that sees no write (run, state update, patch) for that many
  * minutes is deleted with its checkpoints and runs (`delete`), or loses every checkpoint but its
- * latest (`keep_latest`). A sweeper on every replica applies them; applying one twice is harmless.
+ * latest (`keep_latest`). A sweeper on every replica applies them, each to the record it read (compare-and-set).
  */
 
 /** Minutes between sweeps unless `checkpointer.ttl.sweep_interval_minutes` says otherwise. */
 const DEFAULT_SWEEP_MINUTES = 5;
+/** Node's timers hold at most 2^31 - 1 ms (24.8 days); longer ones fire at once. */
+const MAX_SWEEP_MINUTES = Math.floor((2 ** 31 - 1) / MINUTE_MS);
 /** Threads handled per store query, so one sweep never holds a huge id list. */
 const SWEEP_BATCH = 100;
 
@@ -27,7 +29,7 @@ const CheckpointerSection = z.object({
   ttl: z
     .object({
       strategy: ThreadTtlStrategySchema.default("delete"),
-      sweep_interval_minutes: z.number().positive().optional(),
+      sweep_interval_minutes: z.number().positive().max(MAX_SWEEP_MINUTES).optional(),
       default_ttl: TtlMinutesSchema.nullish(),
     })
     .optional(),
@@ -61,11 +63,11 @@ export function threadView(thread: Thread, includeTtl = false): Thread {
  */
 export class ThreadTtlSweeper {
   readonly #ctx: ServerContext;
-  readonly #remove: (threadId: string) => Promise<boolean>;
+  readonly #remove: (threadId: string, expected: Thread) => Promise<boolean>;
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<unknown> | undefined;
 
-  constructor(ctx: ServerContext, remove: (threadId: string) => Promise<boolean>) {
+  constructor(ctx: ServerContext, remove: (threadId: string, expected: Thread) => Promise<boolean>) {
     this.#ctx = ctx;
     this.#remove = remove;
   }
@@ -102,7 +104,8 @@ export class ThreadTtlSweeper {
           skipped.add(threadId);
           continue;
         }
-        // Another replica's sweep may have got there first: count and log only what this one did.
+        // Written meanwhile, or another replica's sweep got there first: count and log only what
+        // this one did to the thread as it was read.
         if (!(await this.#apply(thread))) continue;
         applied++;
         this.#ctx.logger.info({ thread_id: threadId, strategy: thread.ttl?.strategy }, "thread TTL expired");
@@ -110,10 +113,12 @@ export class ThreadTtlSweeper {
     }
   }
 
-  /** Deletes or prunes an expired thread; false when it was already gone. */
+  /** Deletes or prunes an expired thread, unless it changed since it was read. */
   async #apply(thread: Thread): Promise<boolean> {
-    if (thread.ttl?.strategy !== "keep_latest") return this.#remove(thread.thread_id);
+    if (thread.ttl?.strategy !== "keep_latest") return this.#remove(thread.thread_id, thread);
+    // Marked first, so a thread written meanwhile keeps its history.
+    if (!(await this.#ctx.storage.threads.updateIfUnchanged(thread, { ttl_applied: true }))) return false;
     await this.#ctx.storage.checkpointer.pruneThread(thread.thread_id);
-    return (await this.#ctx.storage.threads.update(thread.thread_id, { ttl_applied: true }, thread)) !== undefined;
+    return true;
   }
 }
