@@ -148,7 +148,10 @@ describe("A2A JSON-RPC (raw)", () => {
       parts,
       ...extra,
     });
-    const sent = await rpc("agent", "SendMessage", { message: v1Message([{ text: "hello v1" }]) });
+    // Empty ids, as clients that write out proto3 defaults send them, mean a new conversation.
+    const sent = await rpc("agent", "SendMessage", {
+      message: v1Message([{ text: "hello v1" }], { contextId: "", taskId: "" }),
+    });
     const task = sent.result?.task as Record<string, any>;
     expect(task).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" } });
     expect(task).not.toHaveProperty("kind");

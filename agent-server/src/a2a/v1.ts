@@ -62,8 +62,9 @@ export function fromV1SendParams(params: unknown): SendParams {
       messageId: message.messageId,
       role: message.role === "ROLE_USER" ? "user" : "agent",
       parts: message.parts.map(toV0Part),
-      ...(message.contextId !== undefined && { contextId: message.contextId }),
-      ...(message.taskId !== undefined && { taskId: message.taskId }),
+      // proto3 JSON may spell an unset string as "" (clients that emit default values).
+      ...(message.contextId && { contextId: message.contextId }),
+      ...(message.taskId && { taskId: message.taskId }),
       ...(message.metadata && { metadata: message.metadata }),
     },
     ...(configuration && {
