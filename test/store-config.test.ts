@@ -65,4 +65,23 @@ describe.each([
       ["both", undefined],
     ]);
   });
+
+  it("answers a malformed index path with 422, and indexes nothing for a key the value only inherits", async () => {
+    const put = (index: unknown) =>
+      fetch(`${app.url}/store/items`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ namespace: ["paths"], key: "k", value: { text: "tea" }, index, ttl: null }),
+      });
+    for (const index of [["a[]"], [""], ["a..b"], ["tags[x]"]]) {
+      const res = await put(index);
+      expect(res.status, JSON.stringify(index)).toBe(422);
+      expect(((await res.json()) as { detail: { loc: unknown[] }[] }).detail[0]?.loc).toEqual(["body", "index", 0]);
+    }
+    expect(await app.client.store.getItem(["paths"], "k")).toBeNull();
+    // `constructor` is a key of every object's prototype, not of the value: no text, no vector.
+    expect((await put(["constructor"])).status).toBe(204);
+    const { items } = await app.client.store.searchItems(["paths"], { query: "tea" });
+    expect(items.map((item) => [item.key, item.score])).toEqual([["k", undefined]]);
+  });
 });

@@ -2,6 +2,7 @@ import { apiSchemas } from "@agentplane/common";
 import { z } from "zod";
 import { QueryBoolean } from "../http/query.ts";
 import { JsonObjectSchema, optional, TtlMinutesSchema } from "../schemas/common.ts";
+import { FieldPathSchema } from "../store/semantic.ts";
 
 /** Request and response shapes of `/store/*`: one zod schema per shape (validation, types, OpenAPI). */
 
@@ -27,7 +28,7 @@ export const StorePutSchema = z
     namespace: NamespaceSchema.min(1, "Namespace is required"),
     key: z.string().min(1),
     value: JsonObjectSchema,
-    index: z.union([z.literal(false), z.array(z.string()), z.null()]).optional(),
+    index: z.union([z.literal(false), z.array(FieldPathSchema), z.null()]).optional(),
     ttl: TtlSchema,
   })
   .register(apiSchemas, { id: "StorePutRequest" });

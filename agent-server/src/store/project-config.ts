@@ -4,7 +4,7 @@ import { createModuleLoader } from "../graphs/load.ts";
 import { ProjectError, parseGraphSpec, readProjectSection } from "../graphs/project.ts";
 import { TtlMinutesSchema } from "../schemas/common.ts";
 import type { StoreTtlConfig } from "./base.ts";
-import type { StoreIndexConfig, TextEmbedder } from "./semantic.ts";
+import { FieldPathSchema, type StoreIndexConfig, type TextEmbedder } from "./semantic.ts";
 
 /** The `store` section of `langgraph.json`. */
 const StoreSection = z.object({
@@ -19,7 +19,7 @@ const StoreSection = z.object({
     .object({
       embed: z.string().min(1),
       dims: z.number().int().positive(),
-      fields: z.array(z.string().min(1)).min(1).optional(),
+      fields: z.array(FieldPathSchema).min(1).optional(),
     })
     .optional(),
 });

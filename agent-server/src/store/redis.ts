@@ -111,21 +111,11 @@ export class RedisStore extends LongTermStore {
   }
 
   protected async vectorsOf(items: readonly Item[]): Promise<(Float32Array | null)[]> {
-    const byNamespace = Map.groupBy(items, (item) => item.namespace.join("."));
-    const found = new Map<Item, Float32Array>();
-    await Promise.all(
-      [...byNamespace].map(async ([nsKey, group]) => {
-        const texts = await this.client.hmGet(
-          this.keys.vectors(nsKey),
-          group.map((item) => item.key),
-        );
-        group.forEach((item, i) => {
-          const text = texts[i];
-          if (text) found.set(item, decodeVectors(text));
-        });
-      }),
+    const texts = await this.readFields(
+      (nsKey) => this.keys.vectors(nsKey),
+      items.map((item) => ({ nsKey: item.namespace.join("."), key: item.key })),
     );
-    return items.map((item) => found.get(item) ?? null);
+    return texts.map((text) => (text ? decodeVectors(text) : null));
   }
 
   protected async deleteItem(namespace: string[], key: string): Promise<void> {
@@ -204,7 +194,7 @@ export class RedisStore extends LongTermStore {
         batch.push(next);
       }
       if (batch.length === 0) break;
-      const raws = await this.readRecords(batch);
+      const raws = await this.readFields((nsKey) => this.keys.values(nsKey), batch);
       batch.forEach((candidate, index) => {
         const raw = raws[index];
         if (raw === null || raw === undefined || found.length >= wanted) return;
@@ -217,8 +207,11 @@ export class RedisStore extends LongTermStore {
     return found;
   }
 
-  /** Raw records of `candidates`, in order: one HMGET per namespace. */
-  private async readRecords(candidates: Candidate[]): Promise<(string | null)[]> {
+  /** The fields of `candidates` in their namespace's hash (`hashKey`), in order: one HMGET per namespace. */
+  private async readFields(
+    hashKey: (nsKey: string) => string,
+    candidates: readonly Pick<Candidate, "nsKey" | "key">[],
+  ): Promise<(string | null)[]> {
     const byNamespace = new Map<string, number[]>();
     candidates.forEach(({ nsKey }, index) => {
       const indexes = byNamespace.get(nsKey);
@@ -228,8 +221,8 @@ export class RedisStore extends LongTermStore {
     const raws: (string | null)[] = new Array(candidates.length).fill(null);
     await Promise.all(
       [...byNamespace].map(async ([nsKey, indexes]) => {
-        const fields = indexes.map((index) => (candidates[index] as Candidate).key);
-        const values = await this.client.hmGet(this.keys.values(nsKey), fields);
+        const fields = indexes.map((index) => (candidates[index] as { key: string }).key);
+        const values = await this.client.hmGet(hashKey(nsKey), fields);
         indexes.forEach((index, position) => {
           raws[index] = values[position] ?? null;
         });

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /**
  * Semantic search over the long-term store (`store.index` in `langgraph.json`): each indexed item
  * keeps one vector per text found at the index's field paths, and a query ranks items by the
@@ -17,6 +19,13 @@ export interface StoreIndexConfig {
   fields: string[];
 }
 
+/** What a field path may be: `$`, or keys and `[n]` / `[-n]` / `[*]` positions joined by dots. */
+export const FIELD_PATH = /^(?:\$|[^.[\]]+(?:\[(?:\*|-?\d+)\])*(?:\.[^.[\]]+(?:\[(?:\*|-?\d+)\])*)*)$/;
+
+export const FieldPathSchema = z
+  .string()
+  .regex(FIELD_PATH, "a field path is `$` or keys and [n] / [*] positions joined by dots (`a.b`, `list[*].text`)");
+
 /**
  * The texts a field path selects: `$` is the whole value, then keys (`a.b`), array positions
  * (`list[0]`, `list[-1]`) and wildcards over arrays or objects (`list[*].text`, `map.*`). Strings,
@@ -33,11 +42,12 @@ function step(node: unknown, token: string): unknown[] {
   const object = node !== null && typeof node === "object" ? (node as Record<string, unknown>) : undefined;
   if (token === "*" || token === "[*]") return Array.isArray(node) ? node : object ? Object.values(object) : [];
   if (token.startsWith("[")) {
-    const position = Number(token.slice(1, -1));
+    const position = /^\[-?\d+\]$/.test(token) ? Number(token.slice(1, -1)) : Number.NaN;
     const item = Array.isArray(node) && Number.isInteger(position) ? node.at(position) : undefined;
     return item === undefined ? [] : [item];
   }
-  return object && !Array.isArray(node) && token in object ? [object[token]] : [];
+  // Own keys only: `constructor` or `toString` are not fields of a stored value.
+  return object && !Array.isArray(node) && Object.hasOwn(object, token) ? [object[token]] : [];
 }
 
 function leafText(node: unknown): string[] {
@@ -75,7 +85,8 @@ function checkedVector(vector: number[] | undefined, dims: number): number[] {
 
 /** Cosine similarity of `query` and the closest of an item's vectors; undefined for an unindexed item. */
 export function bestCosine(query: Float32Array, vectors: Float32Array | null, dims: number): number | undefined {
-  if (!vectors || vectors.length === 0) return undefined;
+  // Vectors of another length were embedded under an earlier `dims`: they cannot be compared.
+  if (!vectors || vectors.length === 0 || vectors.length % dims !== 0) return undefined;
   const queryNorm = Math.hypot(...query);
   let best = -Infinity;
   for (let start = 0; start < vectors.length; start += dims) {
