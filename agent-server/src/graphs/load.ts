@@ -71,6 +71,24 @@ export function createModuleLoader(): ModuleLoader {
   };
 }
 
+/**
+ * An export that `langgraph.json` names outside `graphs` (`http.app`, `store.index.embed`),
+ * imported through a loader of its own, returned so the caller can close it when done.
+ */
+export async function importProjectExport(
+  what: string,
+  modulePath: string,
+  exportName: string,
+): Promise<{ exported: unknown; loader: ModuleLoader }> {
+  const loader = createModuleLoader();
+  try {
+    return { exported: (await loader.import(modulePath))[exportName], loader };
+  } catch (error) {
+    await loader.close();
+    throw new GraphLoadError(`cannot load ${what} from ${modulePath}: ${(error as Error).message}`);
+  }
+}
+
 /** Imports a graph's module and resolves its export to a compiled graph or a factory. */
 export async function loadGraphSource(definition: GraphDefinition, loader: ModuleLoader): Promise<GraphSource> {
   let module: Record<string, unknown>;

@@ -2,7 +2,7 @@ import { dirname } from "node:path";
 import type { RequestHandler } from "express";
 import type { ServerModule } from "../app.ts";
 import type { ServerContext } from "../context.ts";
-import { createModuleLoader, GraphLoadError, type ModuleLoader } from "../graphs/load.ts";
+import { GraphLoadError, importProjectExport, type ModuleLoader } from "../graphs/load.ts";
 import { parseGraphSpec } from "../graphs/project.ts";
 import { readHttpSection } from "./cors.ts";
 
@@ -20,14 +20,7 @@ export function customAppModule(): ServerModule {
       const spec = readHttpSection(ctx.config.configPath).app;
       if (!spec) return;
       const { modulePath, exportName } = parseGraphSpec("http.app", spec, dirname(ctx.config.configPath));
-      const loader = createModuleLoader();
-      let exported: unknown;
-      try {
-        exported = (await loader.import(modulePath))[exportName];
-      } catch (error) {
-        await loader.close();
-        throw new GraphLoadError(`cannot load http.app from ${modulePath}: ${(error as Error).message}`);
-      }
+      const { exported, loader } = await importProjectExport("http.app", modulePath, exportName);
       if (!isHandler(exported)) {
         await loader.close();
         throw new GraphLoadError(`http.app: ${modulePath} export "${exportName}" is not an express app or router`);

@@ -1,6 +1,6 @@
 import { dirname } from "node:path";
 import { z } from "zod";
-import { createModuleLoader } from "../graphs/load.ts";
+import { importProjectExport } from "../graphs/load.ts";
 import { ProjectError, parseGraphSpec, readProjectSection } from "../graphs/project.ts";
 import { TtlMinutesSchema } from "../schemas/common.ts";
 import type { StoreTtlConfig } from "./base.ts";
@@ -61,16 +61,12 @@ export async function loadStoreIndex(
         "a LangChain Embeddings instance or a function (texts: string[]) => Promise<number[][]>; provider names are not built in",
     );
   }
-  let exported: unknown;
-  try {
-    exported = await (await createModuleLoader().import(modulePath))[exportName];
-  } catch (error) {
-    throw new ProjectError(`${configPath}: cannot load store.index.embed ${modulePath}: ${(error as Error).message}`);
-  }
+  // Its loader stays open: the embedder is used for as long as the server runs.
+  const { exported } = await importProjectExport("store.index.embed", modulePath, exportName);
   return {
     dims: index.dims,
     fields: index.fields,
-    embeddings: asEmbedder(exported, `${configPath}: store.index.embed`),
+    embeddings: asEmbedder(await exported, `${configPath}: store.index.embed`),
   };
 }
 
