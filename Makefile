@@ -6,7 +6,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: install build dev test lint format bench bench-compare clean
+.PHONY: install build dev test test-unit test-integration lint format bench bench-compare clean
 
 node_modules/.package-lock.json: package.json package-lock.json */package.json
 	npm ci --no-audit --no-fund
@@ -26,6 +26,14 @@ test: install
 	@command -v redis-server >/dev/null || [ -n "$$REDIS_URI" ] || docker info >/dev/null 2>&1 || { \
 	  echo "make test needs Redis: install redis-server (apt-get install redis-server), run Docker, or set REDIS_URI" >&2; exit 1; }
 	npx vitest run
+
+## The unit project only: tests beside the code, no child processes (under a minute).
+test-unit: install
+	npx vitest run --project unit
+
+## The integration project only: `*.integration.test.ts` beside the code and the cross-component `test/`.
+test-integration: install
+	npx vitest run --project integration
 
 lint: install
 	npx biome check .

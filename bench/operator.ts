@@ -4,8 +4,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { AgentDeployment, AgentRevision } from "@agentplane/crds";
-import { createAgentDeployment, eventually, startTestCluster, type TestCluster } from "../test/kubelet/cluster.ts";
-import { freePort } from "../test/support/redis-server.ts";
+import { createAgentDeployment, eventually, startTestCluster, type TestCluster } from "../testing/kubelet/cluster.ts";
+import { freePort } from "../testing/redis-server.ts";
 import type { BenchResult } from "./types.ts";
 
 const IMAGE = "bench/agent:1";

@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { startRedisServer } from "../test/support/redis-server.ts";
+import { startRedisServer } from "../testing/redis-server.ts";
 import type { BenchModule, BenchResult } from "./types.ts";
 
 /** Files in bench/ that are not areas. */

@@ -1,5 +1,5 @@
+import { RedisStore } from "../agent-server/src/long-term-store/redis-store.ts";
 import { connectRedis } from "../agent-server/src/storage/redis-client.ts";
-import { RedisStore } from "../agent-server/src/store/redis.ts";
 import { measureLatencies, measureThroughput, percentile, round } from "./support/measure.ts";
 import type { BenchResult } from "./types.ts";
 

@@ -8,8 +8,8 @@ import { settingsFromEnv } from "../operator/src/config.ts";
 import { KubeClient } from "../operator/src/kube/client.ts";
 import { connectionFromKubeconfig, type KubeConnection } from "../operator/src/kube/config.ts";
 import { type RunningOperator, startOperator } from "../operator/src/operator.ts";
-import { eventually, exampleAgentServer, startTestCluster, type TestCluster } from "./kubelet/cluster.ts";
-import { testRedisUrl } from "./support/redis.ts";
+import { eventually, exampleAgentServer, startTestCluster, type TestCluster } from "../testing/kubelet/cluster.ts";
+import { testRedisUrl } from "../testing/redis.ts";
 
 const NS = "agents";
 const IMAGES = ["registry.example/agent:1", "registry.example/agent:2"] as const;

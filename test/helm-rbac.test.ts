@@ -11,8 +11,8 @@ import { loadConfig as loadControlPlaneConfig } from "../control-plane/src/confi
 import { settingsFromEnv } from "../operator/src/config.ts";
 import { connectionFromKubeconfig } from "../operator/src/kube/config.ts";
 import { startOperator } from "../operator/src/operator.ts";
-import { type KubeApiServer, startKubeApiServer } from "./kube-apiserver/server.ts";
-import { BASE_VALUES, type KubeManifest, renderChart, withValues } from "./support/helm.ts";
+import { BASE_VALUES, type KubeManifest, renderChart, withValues } from "../testing/helm.ts";
+import { type KubeApiServer, startKubeApiServer } from "../testing/kube-apiserver/server.ts";
 
 /**
  * The chart's RBAC checked against the API calls the control plane and the operator really make:

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { BASE_VALUES, CHART, helm, type KubeManifest, REPO, renderChart, withValues } from "./support/helm.ts";
+import { BASE_VALUES, CHART, helm, type KubeManifest, REPO, renderChart, withValues } from "../testing/helm.ts";
 
 /** `new Kind(manifest).validate()` from kubernetes-models: the Kubernetes OpenAPI schema of that kind. */
 async function validateManifest(manifest: KubeManifest): Promise<void> {

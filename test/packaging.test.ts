@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { parseDockerfile } from "../agent-server/src/image/testing/assemble.ts";
 import { currentTable, replaceTable, START_MARKER } from "../scripts/chart-values-table.ts";
-import { CHART, REPO } from "./support/helm.ts";
+import { CHART, REPO } from "../testing/helm.ts";
 
 /**
  * The cluster scripts need Docker and k3d, which these machines lack. Each runs here with DRY_RUN=1:

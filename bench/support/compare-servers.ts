@@ -12,7 +12,7 @@ import { Agent } from "node:http";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ServerProcess } from "../../agent-server/src/runs/testing/process.ts";
-import { startRedisServer } from "../../test/support/redis-server.ts";
+import { startRedisServer } from "../../testing/redis-server.ts";
 import { round } from "./measure.ts";
 import { load, measureServerWindow, median, type ServerWindow, statefulCycle } from "./run-load.ts";
 

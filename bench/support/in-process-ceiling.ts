@@ -11,7 +11,7 @@
 import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import { MemorySaver } from "@langchain/langgraph";
-import { installPooledRandomValues } from "../../agent-server/src/runtime/pooled-random.ts";
+import { installPooledRandomValues } from "../../agent-server/src/pooled-random.ts";
 import { measureThroughput } from "./measure.ts";
 
 const [clients, warmupSeconds] = process.argv.slice(2, 4).map(Number) as [number, number];

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "../../test/support/redis-server.ts";
+import { freePort } from "../../testing/redis-server.ts";
 
 const repoBin = join(dirname(fileURLToPath(import.meta.url)), "../../node_modules/.bin");
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { validateAndPrune } from "../../test/kube-apiserver/schema-validation.ts";
+import { validateAndPrune } from "../../testing/kube-apiserver/schema-validation.ts";
 import { DEPLOYMENT_STATUSES, GROUP, REVISION_STATUSES, VERSION } from "./constants.ts";
 import { type CrdManifest, loadCrdManifests } from "./manifests.ts";
 import { agentDeploymentLabels, agentRevisionLabels, deploymentSecretName } from "./names.ts";

@@ -2,6 +2,9 @@ import type { AgentDeployment, AgentRevision } from "@agentplane/crds";
 import { type Logger, pino } from "pino";
 import { INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from "./build/names.ts";
 import type { OperatorSettings } from "./config.ts";
+import { type Informer, startInformer } from "./controller-runtime/informer.ts";
+import { LeaderElector } from "./controller-runtime/leader.ts";
+import { WorkQueue } from "./controller-runtime/work-queue.ts";
 import { createMetrics } from "./http/metrics.ts";
 import { startHealthServer } from "./http/server.ts";
 import { KubeClient, type KubeObject } from "./kube/client.ts";
@@ -11,9 +14,6 @@ import { type ResourceType, resourcePath, resources } from "./kube/resources.ts"
 import type { Caches } from "./reconcile/caches.ts";
 import { Reconciler } from "./reconcile/reconciler.ts";
 import { trimDeployment, trimPod, trimToStatus } from "./reconcile/trim.ts";
-import { type Informer, startInformer } from "./runtime/informer.ts";
-import { LeaderElector } from "./runtime/leader.ts";
-import { WorkQueue } from "./runtime/work-queue.ts";
 
 export interface RunningOperator {
   /** Port of `/healthz`, `/readyz` and `/metrics`. */

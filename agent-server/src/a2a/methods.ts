@@ -4,7 +4,7 @@ import { validate as isUuid } from "uuid";
 import type { ServerContext } from "../context.ts";
 import type { Run } from "../runs/schemas.ts";
 import type { RunService } from "../runs/service.ts";
-import type { RunOutcome } from "../runs/settle.ts";
+import type { RunOutcome } from "../runs/worker/settle.ts";
 import type { Assistant } from "../storage/types.ts";
 import { openSse } from "../stream/sse.ts";
 import { resultArtifact, resumeValue, runInput, taskState, toTask } from "./mapping.ts";

@@ -1,7 +1,7 @@
 import { deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation";
 import type { RedisClientType } from "redis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { connectTestRedis, uniquePrefix } from "../../../test/support/redis.ts";
+import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { MemoryCheckpointer } from "./memory.ts";
 import { RedisCheckpointer } from "./redis.ts";
 

@@ -1,9 +1,9 @@
 import type { RedisClientType } from "redis";
 import { afterAll, beforeAll, describe } from "vitest";
-import { connectTestRedis, uniquePrefix } from "../../../test/support/redis.ts";
-import { threadCheckpointerContract } from "./contract.ts";
+import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { MemoryCheckpointer } from "./memory.ts";
 import { RedisCheckpointer } from "./redis.ts";
+import { threadCheckpointerContract } from "./testing/contract.ts";
 
 describe("MemoryCheckpointer copy/prune/delete", () => {
   threadCheckpointerContract(async () => new MemoryCheckpointer());

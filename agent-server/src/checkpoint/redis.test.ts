@@ -2,7 +2,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import type { RedisClientType } from "redis";
 import { v4 as uuidv4 } from "uuid";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { connectTestRedis, uniquePrefix } from "../../../test/support/redis.ts";
+import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { RedisCheckpointer } from "./redis.ts";
 import { scopeOf } from "./redis-layout.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { testRedisUrl, uniquePrefix } from "../../../test/support/redis.ts";
+import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { connectRedis, type RedisClient } from "../storage/redis-client.ts";
 import { RedisCronStore } from "./redis-store.ts";
 import type { Cron } from "./schemas.ts";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testRedisUrl, uniquePrefix } from "../../../test/support/redis.ts";
+import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { exampleConfig } from "../graphs/testing/server.ts";
-import { type ExtensionTestServer, startExtensionServer } from "../store-api/testing/server.ts";
+import { type ExtensionTestServer, startExtensionServer } from "../long-term-store/testing/server.ts";
 
 const preflight = (url: string, origin: string) =>
   fetch(`${url}/threads/search`, {

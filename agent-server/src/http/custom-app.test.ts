@@ -2,10 +2,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testRedisUrl, uniquePrefix } from "../../../test/support/redis.ts";
+import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { GraphLoadError } from "../graphs/load.ts";
 import { exampleConfig } from "../graphs/testing/server.ts";
-import { type ExtensionTestServer, startExtensionServer } from "../store-api/testing/server.ts";
+import { type ExtensionTestServer, startExtensionServer } from "../long-term-store/testing/server.ts";
 
 describe("custom routes from langgraph.json http.app", () => {
   let app: ExtensionTestServer;

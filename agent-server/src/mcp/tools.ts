@@ -1,6 +1,6 @@
 import type { ServerContext } from "../context.ts";
 import type { RunService } from "../runs/service.ts";
-import type { RunOutcome } from "../runs/settle.ts";
+import type { RunOutcome } from "../runs/worker/settle.ts";
 import type { Assistant, JsonObject } from "../storage/types.ts";
 
 /** Tools are listed from at most this many assistants (oldest first). */

@@ -1,7 +1,7 @@
 import { ErrorReply } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testRedisUrl, uniquePrefix } from "../../../test/support/redis.ts";
-import { type ExtensionTestServer, startExtensionServer } from "../store-api/testing/server.ts";
+import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
+import { type ExtensionTestServer, startExtensionServer } from "../long-term-store/testing/server.ts";
 import { ServerMetrics } from "./registry.ts";
 
 /** Value of one sample line (`name{labels} value`) of a Prometheus text exposition. */

@@ -1,12 +1,12 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ServerModule } from "../app.ts";
 import type { ServerContext } from "../context.ts";
-import { createRedisRunBackend, type RunBackend } from "./backend.ts";
-import { createMemoryRunBackend } from "./memory-backend.ts";
-import { runRoutes } from "./routes.ts";
+import { runRoutes } from "./http/thread-routes.ts";
+import { createRedisRunBackend, type RunBackend } from "./queue/backend.ts";
+import { createMemoryRunBackend } from "./queue/memory-backend.ts";
 import { RunService } from "./service.ts";
 import { type RunSettings, runSettingsFromEnv } from "./settings.ts";
-import { RunWorkerPool, type WorkerPoolOptions } from "./worker.ts";
+import { RunWorkerPool, type WorkerPoolOptions } from "./worker/worker.ts";
 
 export interface RunsModuleOptions {
   settings?: RunSettings;

@@ -6,10 +6,10 @@ import type { ServerContext } from "../context.ts";
 import type { Assistant, JsonObject, Thread, ThreadTtlPolicy } from "../storage/types.ts";
 import { END_EVENT } from "../stream/event-log.ts";
 import { readThreadTtlSettings } from "../threads/ttl.ts";
-import type { RunBackend } from "./backend.ts";
+import type { RunBackend } from "./queue/backend.ts";
 import type { CancelAction, Run, RunCreateStateful } from "./schemas.ts";
-import { type RunOutcome, settleCancelledPending } from "./settle.ts";
-import type { WorkerSlot } from "./worker.ts";
+import { type RunOutcome, settleCancelledPending } from "./worker/settle.ts";
+import type { WorkerSlot } from "./worker/worker.ts";
 
 export type RunCreate = RunCreateStateful & { on_completion?: "delete" | "keep" };
 

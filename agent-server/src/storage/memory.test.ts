@@ -1,6 +1,6 @@
 import { describe } from "vitest";
-import { storageContract } from "./contract.ts";
 import { createMemoryStorage } from "./memory.ts";
+import { storageContract } from "./testing/contract.ts";
 
 describe("memory storage", () => {
   storageContract(async () => createMemoryStorage());

@@ -1,7 +1,7 @@
 import { MemoryAssistantStore } from "../assistants/memory-store.ts";
 import { MemoryCheckpointer } from "../checkpoint/memory.ts";
-import type { LongTermStoreOptions } from "../store/base.ts";
-import { MemoryStore } from "../store/memory.ts";
+import { MemoryStore } from "../long-term-store/memory-store.ts";
+import type { LongTermStoreOptions } from "../long-term-store/store.ts";
 import { MemoryThreadStore } from "../threads/memory-store.ts";
 import type { Storage } from "./types.ts";
 

@@ -1,8 +1,8 @@
 import type { Logger } from "@agentplane/common";
 import { RedisAssistantStore } from "../assistants/redis-store.ts";
 import { RedisCheckpointer } from "../checkpoint/redis.ts";
-import type { LongTermStoreOptions } from "../store/base.ts";
-import { RedisStore } from "../store/redis.ts";
+import { RedisStore } from "../long-term-store/redis-store.ts";
+import type { LongTermStoreOptions } from "../long-term-store/store.ts";
 import { RedisThreadStore } from "../threads/redis-store.ts";
 import { connectRedis } from "./redis-client.ts";
 import type { Storage } from "./types.ts";

@@ -1,5 +1,5 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import type { LongTermStore } from "../store/base.ts";
+import type { LongTermStore } from "../long-term-store/store.ts";
 import type { RedisClient } from "./redis-client.ts";
 
 /**

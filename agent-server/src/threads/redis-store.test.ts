@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectTestRedis, uniquePrefix } from "../../../test/support/redis.ts";
+import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type { Thread, ThreadSearch, ThreadStatus } from "../storage/types.ts";
 import { compareThreads, matchesThread } from "./records.ts";

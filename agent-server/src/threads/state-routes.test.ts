@@ -1,6 +1,6 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testRedisUrl, uniquePrefix } from "../../../test/support/redis.ts";
+import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { exampleConfig, fixtureConfig, startTestServer } from "../graphs/testing/server.ts";
 import type { AgentServer } from "../server.ts";
 

@@ -1,8 +1,8 @@
 import { createLogger } from "@agentplane/common";
 import { type CoreV1Api, KubeConfig, type V1Secret } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { startKubeApiServer } from "../../../test/kube-apiserver/server.ts";
-import { freePort } from "../../../test/support/redis-server.ts";
+import { startKubeApiServer } from "../../../testing/kube-apiserver/server.ts";
+import { freePort } from "../../../testing/redis-server.ts";
 import { WatchedCollection } from "./cache.ts";
 import { createKubeClients } from "./client.ts";
 

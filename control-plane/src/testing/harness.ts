@@ -14,7 +14,7 @@ import {
 } from "@agentplane/crds";
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { SignJWT } from "jose";
-import { startKubeApiServer } from "../../../test/kube-apiserver/server.ts";
+import { startKubeApiServer } from "../../../testing/kube-apiserver/server.ts";
 import { type RunningControlPlane, startControlPlane } from "../app.ts";
 import type { ControlPlaneConfig } from "../config.ts";
 

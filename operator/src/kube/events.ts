@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import { microTime } from "../runtime/leader.ts";
+import { microTime } from "../controller-runtime/leader.ts";
 import type { KubeClient, KubeObject } from "./client.ts";
 import { resourcePath, resources } from "./resources.ts";
 

@@ -1,6 +1,6 @@
 import type { AgentDeployment, AgentRevision } from "@agentplane/crds";
+import type { ObjectCache } from "../controller-runtime/informer.ts";
 import type { KubeObject } from "../kube/client.ts";
-import type { ObjectCache } from "../runtime/informer.ts";
 import type { LiveDeployment, LivePod } from "../status/rollout.ts";
 
 export interface LiveService extends KubeObject {

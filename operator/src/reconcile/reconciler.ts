@@ -11,11 +11,11 @@ import {
 } from "../build/names.ts";
 import { managesRedis } from "../build/redis.ts";
 import type { BuildSettings } from "../build/settings.ts";
+import type { ReconcileResult } from "../controller-runtime/work-queue.ts";
 import type { Metrics } from "../http/metrics.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import type { EventRecorder } from "../kube/events.ts";
 import { resourcePath, resources, resourceTypeOf } from "../kube/resources.ts";
-import type { ReconcileResult } from "../runtime/work-queue.ts";
 import { agentDeploymentStatus } from "../status/deployment.ts";
 import {
   activeRevisionOutcome,

@@ -1,6 +1,6 @@
 import { createJsonApp, createLogger, errorHandler, listen, mountRoutes, notFoundHandler } from "@agentplane/common";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
-import { testRedisUrl, uniquePrefix } from "../../../../test/support/redis.ts";
+import { testRedisUrl, uniquePrefix } from "../../../../testing/redis.ts";
 import { assistantRoutes } from "../../assistants/routes.ts";
 import { loadConfig } from "../../config.ts";
 import type { ServerContext } from "../../context.ts";

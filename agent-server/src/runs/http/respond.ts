@@ -1,0 +1,103 @@
+import type { Response } from "express";
+import { END_EVENT } from "../../stream/event-log.ts";
+import { eventStreamMode } from "../../stream/modes.ts";
+import { readRunEvents } from "../../stream/reader.ts";
+import { openSse, writeSseEvent, writeSseHeartbeat } from "../../stream/sse.ts";
+import type { Run, StreamMode } from "../schemas.ts";
+import type { RunService } from "../service.ts";
+import { outcomeBody } from "../worker/settle.ts";
+
+export interface RespondOptions {
+  /** Extra response headers (`Content-Location`, `Location`). */
+  headers: Record<string, string>;
+  /** Cancel the run (action interrupt) when the client goes away before it ends. */
+  cancelOnDisconnect: boolean;
+  /** Silence after which keep-alive bytes are written. */
+  heartbeatMs: number;
+}
+
+/** An AbortSignal that fires when the client disconnects before `settled()` was called. */
+function disconnectSignal(res: Response, onDisconnect: () => void) {
+  const controller = new AbortController();
+  let settled = false;
+  res.on("close", () => {
+    if (settled) return;
+    controller.abort();
+    onDisconnect();
+  });
+  return {
+    signal: controller.signal,
+    settled: () => {
+      settled = true;
+    },
+  };
+}
+
+function cancelHandler(service: RunService, run: Run, enabled: boolean): () => void {
+  return () => {
+    if (!enabled) return;
+    service
+      .cancel(run, "interrupt")
+      .catch((error) => service.ctx.logger.warn({ err: error }, "cancel on disconnect failed"));
+  };
+}
+
+/**
+ * Streams the run's events as SSE from after `afterId` (`-1`: all), filtered to `modes` when
+ * given (`metadata` and `error` always pass), with heartbeat comments through silences.
+ */
+export async function respondWithStream(
+  service: RunService,
+  res: Response,
+  run: Run,
+  options: RespondOptions & { afterId: number; modes?: StreamMode[] },
+): Promise<void> {
+  openSse(res, options.headers);
+  const filter = options.modes ? new Set<string>(options.modes) : undefined;
+  const connection = disconnectSignal(res, cancelHandler(service, run, options.cancelOnDisconnect));
+  try {
+    const items = readRunEvents(service.backend.events, run.run_id, {
+      afterId: options.afterId,
+      signal: connection.signal,
+      heartbeatMs: options.heartbeatMs,
+      isOver: () => service.isOver(run.run_id),
+    });
+    for await (const item of items) {
+      if ("heartbeat" in item) {
+        writeSseHeartbeat(res);
+        continue;
+      }
+      if (item.event === END_EVENT) break;
+      const always = item.event === "metadata" || item.event === "error";
+      if (filter && !always && !filter.has(eventStreamMode(item.event))) continue;
+      writeSseEvent(res, item.event, item.data, item.id);
+    }
+  } catch (error) {
+    service.ctx.logger.error({ err: error, run_id: run.run_id }, "streaming a run failed");
+  } finally {
+    connection.settled();
+    res.end();
+  }
+}
+
+/**
+ * Answers with the run's final values (or `{__error__}`) once it ends. Long waits send the
+ * headers early and a newline per silence so proxies keep the connection (leading whitespace
+ * is valid JSON).
+ */
+export async function respondWithOutcome(service: RunService, res: Response, run: Run, options: RespondOptions) {
+  const connection = disconnectSignal(res, cancelHandler(service, run, options.cancelOnDisconnect));
+  let started = false;
+  const outcome = await service.outcome(run, connection.signal, options.heartbeatMs, () => {
+    if (!started) {
+      res.writeHead(200, { "Content-Type": "application/json", ...options.headers });
+      started = true;
+    }
+    res.write("\n");
+  });
+  connection.settled();
+  if (!outcome) return;
+  const body = JSON.stringify(outcomeBody(outcome));
+  if (!started) res.writeHead(200, { "Content-Type": "application/json", ...options.headers });
+  res.end(body);
+}

@@ -1,0 +1,137 @@
+import type { Response } from "express";
+import { END_EVENT, type LoggedEvent } from "../../stream/event-log.ts";
+import { readRunEvents } from "../../stream/reader.ts";
+import { openSse, writeSseEvent, writeSseHeartbeat } from "../../stream/sse.ts";
+import type { Run, ThreadStreamMode } from "../schemas.ts";
+import type { RunService } from "../service.ts";
+
+/** Runs of the thread looked at on each poll (newest first). */
+const RECENT_RUNS = 50;
+
+/** Sent after the last event of each run (`run_modes`, `lifecycle`): `{run_id, status}`. */
+const RUN_DONE_EVENT = "run_done";
+
+/** Which run events each thread stream mode passes; `run_done` goes to `run_modes` and `lifecycle`. */
+const PASSES: Record<ThreadStreamMode, (event: string) => boolean> = {
+  run_modes: () => true,
+  lifecycle: (event) => event === "metadata",
+  state_update: (event) => event === "values",
+};
+
+/** SSE id of a thread stream event: the run and the event's position in that run's log. */
+const eventId = (runId: string, id: number) => `${runId}:${id}`;
+
+/**
+ * Where a (re)connecting client starts: `-` replays every recent run; `<run id>:<n>` resumes
+ * after event n of that run; none (or an id of a run no longer known) starts with the runs in
+ * flight now.
+ */
+function resumePoint(
+  lastEventId: string | undefined,
+  oldestFirst: readonly Run[],
+): { seen: Set<string>; afterId: Map<string, number> } {
+  const finished = () =>
+    new Set(oldestFirst.filter((run) => run.status !== "pending" && run.status !== "running").map((run) => run.run_id));
+  if (lastEventId === "-") return { seen: new Set(), afterId: new Map() };
+  const separator = lastEventId?.lastIndexOf(":") ?? -1;
+  const runId = lastEventId?.slice(0, separator);
+  const id = Number(lastEventId?.slice(separator + 1));
+  const index = oldestFirst.findIndex((run) => run.run_id === runId);
+  if (separator < 0 || !Number.isInteger(id) || index < 0) return { seen: finished(), afterId: new Map() };
+  return {
+    seen: new Set(oldestFirst.slice(0, index).map((run) => run.run_id)),
+    afterId: new Map([[runId as string, id]]),
+  };
+}
+
+export interface ThreadStreamOptions {
+  heartbeatMs: number;
+  modes: ThreadStreamMode[];
+  /** The `Last-Event-ID` header. */
+  lastEventId?: string;
+}
+
+/**
+ * `GET /threads/{id}/stream`: the events of the thread's runs, in arrival order, one run after
+ * the other, until the client disconnects; ids are `<run id>:<position>` so a reconnect resumes
+ * where it stopped. It looks for new runs when the queue signals activity on the thread (or
+ * after a heartbeat).
+ */
+export async function streamThread(service: RunService, res: Response, threadId: string, options: ThreadStreamOptions) {
+  const { heartbeatMs } = options;
+  openSse(res);
+  const controller = new AbortController();
+  res.on("close", () => controller.abort());
+  const { store, events } = service.backend;
+  const passes = (event: string) => options.modes.some((mode) => PASSES[mode](event));
+  const announcesEnd = options.modes.includes("run_modes") || options.modes.includes("lifecycle");
+  let wake: (() => void) | undefined;
+  let active = false;
+  const unwatch = await service.backend.onWake((id) => {
+    if (id !== threadId) return;
+    active = true;
+    wake?.();
+  });
+  const recent = async () => (await store.list(threadId, { limit: RECENT_RUNS, offset: 0 })).reverse();
+  const { seen, afterId } = resumePoint(options.lastEventId, await recent());
+  const write = (runId: string, item: LoggedEvent) => {
+    if (item.event !== END_EVENT) {
+      if (passes(item.event)) writeSseEvent(res, item.event, item.data, eventId(runId, item.id));
+      return;
+    }
+    if (!announcesEnd) return;
+    const { status } = JSON.parse(item.data) as { status: string };
+    writeSseEvent(res, RUN_DONE_EVENT, JSON.stringify({ run_id: runId, status }), eventId(runId, item.id));
+  };
+  let idleSince = Date.now();
+  try {
+    while (!controller.signal.aborted) {
+      const next = (await recent()).find((run) => !seen.has(run.run_id));
+      if (!next) {
+        if (Date.now() - idleSince >= heartbeatMs) {
+          writeSseHeartbeat(res);
+          idleSince = Date.now();
+        }
+        if (active) {
+          active = false;
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          const { signal } = controller;
+          const timer = setTimeout(done, heartbeatMs);
+          function done() {
+            clearTimeout(timer);
+            signal.removeEventListener("abort", done);
+            resolve();
+          }
+          wake = done;
+          signal.addEventListener("abort", done, { once: true });
+        });
+        wake = undefined;
+        continue;
+      }
+      seen.add(next.run_id);
+      const after = afterId.get(next.run_id) ?? -1;
+      const last = await events.last(next.run_id);
+      // Resuming after a run's last event, or its log expired: nothing of it is left to send.
+      if (last?.event === END_EVENT && last.id <= after) continue;
+      if (!last && next.status !== "pending" && next.status !== "running") continue;
+      const items = readRunEvents(events, next.run_id, {
+        afterId: after,
+        signal: controller.signal,
+        heartbeatMs,
+        isOver: () => service.isOver(next.run_id),
+      });
+      for await (const item of items) {
+        if ("heartbeat" in item) writeSseHeartbeat(res);
+        else write(next.run_id, item);
+      }
+      idleSince = Date.now();
+    }
+  } catch (error) {
+    service.ctx.logger.error({ err: error, thread_id: threadId }, "streaming a thread failed");
+  } finally {
+    await unwatch();
+    res.end();
+  }
+}

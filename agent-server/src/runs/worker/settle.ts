@@ -1,0 +1,173 @@
+import type { ServerContext } from "../../context.ts";
+import type { JsonObject, Thread, ThreadStatus } from "../../storage/types.ts";
+import { END_EVENT } from "../../stream/event-log.ts";
+import type { RunEventWriter } from "../../stream/writer.ts";
+import { toJsonValue } from "../../threads/state.ts";
+import type { RunBackend } from "../queue/backend.ts";
+import type { Run, RunStatus } from "../schemas.ts";
+import { type ExecutionResult, interruptsOf, type RunError } from "./execute.ts";
+import { sendWebhook } from "./webhook.ts";
+
+/** How long a finished run's events stay readable (joins, resumes, `…/wait` of late clients). */
+export const FINISHED_STREAM_TTL_SECONDS = 3600;
+
+/** The last entry of a run's event log: what `…/wait` and `…/join` answer. */
+export interface RunOutcome {
+  status: RunStatus | "deleted";
+  values: unknown;
+  error?: RunError;
+}
+
+export interface RunEnd {
+  result: ExecutionResult;
+  attempt: number;
+  /** This attempt's start (ISO), for the webhook. */
+  startedAt: string;
+  /** The thread's record as the execution began: usually still current, so settling need not read it again. */
+  thread?: Thread;
+}
+
+/** `…/wait` body of a finished run. */
+export const outcomeBody = (outcome: RunOutcome): unknown =>
+  outcome.error ? { __error__: outcome.error } : (outcome.values ?? null);
+
+function runStatus(result: ExecutionResult): RunStatus | "deleted" {
+  if (result.kind === "failed") return "error";
+  if (result.kind === "cancelled") return result.reason === "rollback" ? "deleted" : "interrupted";
+  return "success";
+}
+
+function threadStatus(result: ExecutionResult, queued: number): ThreadStatus {
+  if (result.kind === "failed") return "error";
+  if (result.kind === "done" && result.next.length > 0) return "interrupted";
+  return queued > 0 ? "busy" : "idle";
+}
+
+/**
+ * Removes a rolled-back run's effect on the thread: every checkpoint and pending write the run
+ * stored goes, so the thread's head is the checkpoint before the run. Returns that state (values
+ * null when the run wrote the thread's only checkpoints), with its pending nodes and interrupts.
+ */
+async function rollbackCheckpoints(ctx: ServerContext, run: Run): Promise<ExecutionResult> {
+  await ctx.storage.checkpointer.deleteRun(run.thread_id, run.run_id);
+  const graphId = String((run.kwargs.config.configurable as JsonObject | undefined)?.graph_id ?? "");
+  const graph = await ctx.graphs.get(graphId, run.kwargs.config);
+  const state = await graph.getState({ configurable: { thread_id: run.thread_id, checkpoint_ns: "" } });
+  return {
+    kind: "done",
+    values: state.createdAt === undefined ? null : toJsonValue(state.values),
+    next: [...state.next],
+    interrupts: interruptsOf(state.tasks),
+  };
+}
+
+async function publishOutcome(backend: RunBackend, runId: string, outcome: RunOutcome): Promise<void> {
+  await backend.events.append(
+    runId,
+    [{ event: END_EVENT, data: JSON.stringify(outcome) }],
+    FINISHED_STREAM_TTL_SECONDS,
+  );
+}
+
+/**
+ * After an execution: error event, thread status and values, run status (which frees the
+ * thread for its next run), the closing log entry, the webhook and the temporary thread's removal.
+ * Returns the outcome, or undefined when the run's lease was lost (another worker owns it now).
+ */
+export async function settleRun(
+  ctx: ServerContext,
+  backend: RunBackend,
+  run: Run,
+  end: RunEnd,
+  writer: RunEventWriter,
+): Promise<RunOutcome | undefined> {
+  const { result } = end;
+  const status = runStatus(result);
+  const error = result.kind === "failed" ? result.error : undefined;
+  if (error) writer.push("error", error);
+  const rolledBack = status === "deleted";
+  // The queue length is read alongside the last events' append: one round trip to Redis, not two.
+  const [queued] = await Promise.all([
+    run.kwargs.temporary || rolledBack ? 0 : backend.store.queued(run.thread_id),
+    writer.flush().catch((err) => ctx.logger.error({ err, run_id: run.run_id }, "storing run events failed")),
+  ]);
+  let values = result.values;
+  if (!run.kwargs.temporary) {
+    // After a rollback the thread is what its earlier state says (values, pending interrupts).
+    const settled = rolledBack ? await rollbackCheckpoints(ctx, run) : result;
+    values = settled.values;
+    const queuedNow = rolledBack ? await backend.store.queued(run.thread_id) : queued;
+    const thread = await ctx.storage.threads.update(
+      run.thread_id,
+      {
+        status: threadStatus(settled, queuedNow),
+        ...((rolledBack || (values !== undefined && values !== null)) && { values: values as JsonObject | null }),
+        interrupts: settled.kind === "done" ? settled.interrupts : {},
+        state_updated: true,
+      },
+      end.thread,
+    );
+    // The thread was deleted while the run executed: drop the checkpoints the run wrote since.
+    if (!thread) await ctx.storage.checkpointer.deleteThread(run.thread_id);
+  }
+  const outcome: RunOutcome = { status, values: values ?? null, ...(error && { error }) };
+  const closing = {
+    data: JSON.stringify(outcome),
+    keepSeconds: FINISHED_STREAM_TTL_SECONDS,
+    temporary: run.kwargs.temporary,
+  };
+  if (!(await backend.store.finish(run.run_id, end.attempt, status, closing))) return undefined;
+  if (run.kwargs.webhook && status !== "deleted") {
+    void sendWebhook(
+      run.kwargs.webhook,
+      {
+        ...run,
+        status,
+        updated_at: new Date().toISOString(),
+        run_started_at: end.startedAt,
+        run_ended_at: new Date().toISOString(),
+        values: values ?? null,
+        ...(error && { error: error.message }),
+      },
+      ctx.logger,
+    );
+  }
+  if (run.kwargs.temporary) await deleteTemporaryThread(ctx, run.thread_id);
+  return outcome;
+}
+
+export async function deleteTemporaryThread(ctx: ServerContext, threadId: string): Promise<void> {
+  await ctx.storage.threads.delete(threadId);
+  await ctx.storage.checkpointer.deleteThread(threadId);
+}
+
+/** A run whose worker died and which will not be retried: its thread and waiters learn the outcome. */
+export async function settleAbandoned(
+  ctx: ServerContext,
+  backend: RunBackend,
+  runId: string,
+  outcome: "error" | "interrupted",
+  maxAttempts: number,
+): Promise<void> {
+  const run = await backend.store.get(runId);
+  if (!run) return;
+  const error: RunError | undefined =
+    outcome === "error"
+      ? {
+          error: "RunAttemptsExceeded",
+          message: `Run ${runId} was abandoned ${maxAttempts} times: its worker stopped (crashed or lost Redis) before finishing`,
+        }
+      : undefined;
+  if (error) await backend.events.append(runId, [{ event: "error", data: JSON.stringify(error) }]);
+  if (!run.kwargs.temporary) {
+    const queued = await backend.store.queued(run.thread_id);
+    await ctx.storage.threads.update(run.thread_id, { status: error ? "error" : queued > 0 ? "busy" : "idle" });
+  }
+  await publishOutcome(backend, runId, { status: outcome, values: null, ...(error && { error }) });
+  if (run.kwargs.temporary) await deleteTemporaryThread(ctx, run.thread_id);
+}
+
+/** A pending run cancelled before any worker took it: close its stream so waiters return. */
+export async function settleCancelledPending(backend: RunBackend, runId: string, deleted: boolean): Promise<void> {
+  await publishOutcome(backend, runId, { status: deleted ? "deleted" : "interrupted", values: null });
+}
