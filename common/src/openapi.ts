@@ -1,11 +1,17 @@
 import { z } from "zod";
 import type { AnyRoute } from "./route.ts";
 
+export type ApiSchemaRegistry = z.core.$ZodRegistry<{ id: string; description?: string }>;
+
 /**
- * Registry of named schemas (`components.schemas`). Register a schema once with
- * `schema.register(apiSchemas, {id: "Thread"})`; every route that uses it then refers to it.
+ * A registry of named schemas (`components.schemas`) for one service's OpenAPI document. Each
+ * service keeps its own, so that when two services run in one process (tests, a combined dev
+ * server) neither document lists the other's components. Register a schema once with
+ * `schema.register(registry, {id: "Thread"})`; every route that uses it then refers to it.
  */
-export const apiSchemas = z.registry<{ id: string; description?: string }>();
+export function createApiSchemaRegistry(): ApiSchemaRegistry {
+  return z.registry<{ id: string; description?: string }>();
+}
 
 export interface SecurityScheme {
   name: string;
@@ -21,10 +27,10 @@ export interface OpenApiInfo {
 
 const componentRef = (id: string) => `#/components/schemas/${id}`;
 
-function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
-  const id = apiSchemas.get(schema)?.id;
+function jsonSchema(schema: z.ZodType, io: "input" | "output", registry: ApiSchemaRegistry): Record<string, unknown> {
+  const id = registry.get(schema)?.id;
   if (id) return { $ref: componentRef(id) };
-  const generated = z.toJSONSchema(schema, { metadata: apiSchemas, io, unrepresentable: "any" }) as Record<
+  const generated = z.toJSONSchema(schema, { metadata: registry, io, unrepresentable: "any" }) as Record<
     string,
     unknown
   >;
@@ -37,14 +43,14 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, u
 /** `/threads/:thread_id` → `/threads/{thread_id}` */
 const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
 
-function parameters(route: AnyRoute): Record<string, unknown>[] {
+function parameters(route: AnyRoute, registry: ApiSchemaRegistry): Record<string, unknown>[] {
   const result: Record<string, unknown>[] = [];
   for (const [location, schema] of [
     ["path", route.params],
     ["query", route.query],
   ] as const) {
     if (!schema) continue;
-    const object = jsonSchema(schema, "input");
+    const object = jsonSchema(schema, "input", registry);
     const properties = (object.properties ?? {}) as Record<string, unknown>;
     const required = new Set((object.required as string[] | undefined) ?? []);
     for (const [name, property] of Object.entries(properties)) {
@@ -77,7 +83,11 @@ const validationErrorBody = {
   },
 };
 
-function operation(route: AnyRoute, security: Record<string, string[]>[]): Record<string, unknown> {
+function operation(
+  route: AnyRoute,
+  security: Record<string, string[]>[],
+  registry: ApiSchemaRegistry,
+): Record<string, unknown> {
   const status = String(route.status ?? 200);
   const responses: Record<string, unknown> = {
     [status]:
@@ -86,7 +96,7 @@ function operation(route: AnyRoute, security: Record<string, string[]>[]): Recor
         : {
             description: "Success",
             content: {
-              "application/json": { schema: route.response ? jsonSchema(route.response, "output") : {} },
+              "application/json": { schema: route.response ? jsonSchema(route.response, "output", registry) : {} },
             },
           },
   };
@@ -103,32 +113,39 @@ function operation(route: AnyRoute, security: Record<string, string[]>[]): Recor
     operationId: route.operationId,
     summary: route.summary,
     tags: [route.tag],
-    parameters: parameters(route),
+    parameters: parameters(route, registry),
     responses,
   };
   if (route.body) {
     op.requestBody = {
       required: true,
-      content: { "application/json": { schema: jsonSchema(route.body, "input") } },
+      content: { "application/json": { schema: jsonSchema(route.body, "input", registry) } },
     };
   }
   if (!route.public && security.length > 0) op.security = security;
   return op;
 }
 
-/** Builds an OpenAPI 3.1 document from the same routes (and zod schemas) that serve requests. */
-export function buildOpenApi(info: OpenApiInfo, routes: AnyRoute[]): Record<string, unknown> {
+/**
+ * Builds an OpenAPI 3.1 document from the same routes (and zod schemas) that serve requests;
+ * `components.schemas` holds exactly the schemas registered in `registry`.
+ */
+export function buildOpenApi(
+  info: OpenApiInfo,
+  routes: AnyRoute[],
+  registry: ApiSchemaRegistry,
+): Record<string, unknown> {
   const security = (info.securitySchemes ?? []).map((s) => ({ [s.name]: [] }));
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const path = openApiPath(route.path);
     paths[path] ??= {};
-    paths[path][route.method] = operation(route, security);
+    paths[path][route.method] = operation(route, security, registry);
   }
   // Components as a client may send them: a field with a default is optional and unknown keys are
   // stripped, not refused. Output mode would list defaulted request fields as required and forbid
   // extra keys; the two renderings differ only for request schemas, whose defaults are the point.
-  const { schemas } = z.toJSONSchema(apiSchemas, { uri: componentRef, io: "input", unrepresentable: "any" });
+  const { schemas } = z.toJSONSchema(registry, { uri: componentRef, io: "input", unrepresentable: "any" });
   return {
     openapi: "3.1.0",
     info: { title: info.title, version: info.version, description: info.description },

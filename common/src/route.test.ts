@@ -4,9 +4,10 @@ import { ApiKeyVerifier, hashApiKey } from "./api-keys.ts";
 import { notFound } from "./errors.ts";
 import { createJsonApp, errorHandler, listen, notFoundHandler, type RunningServer } from "./http.ts";
 import { createLogger } from "./logger.ts";
-import { apiSchemas, buildOpenApi } from "./openapi.ts";
+import { buildOpenApi, createApiSchemaRegistry } from "./openapi.ts";
 import { defineRoute, mountRoutes } from "./route.ts";
 
+const apiSchemas = createApiSchemaRegistry();
 const Widget = z.object({ name: z.string(), size: z.number().int().min(1) }).register(apiSchemas, { id: "Widget" });
 
 const routes = [
@@ -84,7 +85,7 @@ describe("routes", () => {
 
 describe("openapi", () => {
   it("documents the routes from the same schemas, with named components", () => {
-    const doc = buildOpenApi({ title: "t", version: "1" }, routes) as any;
+    const doc = buildOpenApi({ title: "t", version: "1" }, routes, apiSchemas) as any;
     const op = doc.paths["/widgets/{widget_id}"].post;
     expect(op.operationId).toBe("create_widget");
     expect(op.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Widget" });
@@ -107,11 +108,32 @@ describe("openapi", () => {
       response: z.array(Widget),
       handler: () => [],
     });
-    const component = (buildOpenApi({ title: "t", version: "1" }, [search]) as any).components.schemas.WidgetQuery;
+    const component = (buildOpenApi({ title: "t", version: "1" }, [search], apiSchemas) as any).components.schemas
+      .WidgetQuery;
     expect(component.required).toEqual(["text"]);
     expect(component.properties.limit).toMatchObject({ type: "integer", default: 10 });
     expect(component).not.toHaveProperty("additionalProperties");
     expect(Query.parse({ text: "a", extra: true })).toEqual({ text: "a", limit: 10 });
+  });
+
+  it("lists only the components of its own registry", () => {
+    const gadgets = createApiSchemaRegistry();
+    const Gadget = z.object({ widget: Widget }).register(gadgets, { id: "Gadget" });
+    const route = defineRoute({
+      method: "get",
+      path: "/gadget",
+      operationId: "gadget",
+      tag: "Gadgets",
+      summary: "A gadget",
+      response: Gadget,
+      handler: () => ({ widget: { name: "a", size: 1 } }),
+    });
+    const gadgetDoc = buildOpenApi({ title: "g", version: "1" }, [route], gadgets) as any;
+    expect(Object.keys(gadgetDoc.components.schemas)).toEqual(["Gadget"]);
+    // A schema another registry names is inlined, not referenced to a component this document lacks.
+    expect(gadgetDoc.components.schemas.Gadget.properties.widget.required).toEqual(["name", "size"]);
+    const widgetDoc = buildOpenApi({ title: "w", version: "1" }, routes, apiSchemas) as any;
+    expect(widgetDoc.components.schemas).not.toHaveProperty("Gadget");
   });
 });
 

@@ -29,6 +29,7 @@ import { providerRoutes } from "./providers/routes.ts";
 import { ProviderStore } from "./providers/store.ts";
 import { revisionRoutes } from "./revisions/routes.ts";
 import { RevisionStore } from "./revisions/store.ts";
+import { apiSchemas } from "./schemas/registry.ts";
 
 export const API_TITLE = "agentplane Control Plane API";
 export const API_VERSION = "0.1.0";
@@ -102,7 +103,11 @@ export function createControlPlane(config: ControlPlaneConfig, logger: Logger): 
       { organizationId: grant.organization_id, workspaceIds: grant.workspace_ids },
     ]),
   );
-  const openApi = buildOpenApi({ title: API_TITLE, version: API_VERSION, securitySchemes }, [okRoute, ...routes]);
+  const openApi = buildOpenApi(
+    { title: API_TITLE, version: API_VERSION, securitySchemes },
+    [okRoute, ...routes],
+    apiSchemas,
+  );
 
   const api = express.Router();
   mountRoutes(api, [okRoute]);

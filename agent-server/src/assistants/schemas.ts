@@ -1,4 +1,3 @@
-import { apiSchemas } from "@agentplane/common";
 import { z } from "zod";
 import {
   IfExistsSchema,
@@ -9,6 +8,7 @@ import {
   SortOrderSchema,
   TimestampSchema,
 } from "../schemas/common.ts";
+import { apiSchemas } from "../schemas/registry.ts";
 import type { Assistant, AssistantVersion } from "../storage/types.ts";
 
 export const AssistantSchema: z.ZodType<Assistant> = z

@@ -1,7 +1,7 @@
-import { apiSchemas } from "@agentplane/common";
 import { z } from "zod";
 import { RunCreateStatefulSchema } from "../runs/schemas.ts";
 import { JsonObjectSchema, optional, TimestampSchema } from "../schemas/common.ts";
+import { apiSchemas } from "../schemas/registry.ts";
 
 /** Request and response shapes of the cron endpoints: one zod schema per shape (validation, types, OpenAPI). */
 

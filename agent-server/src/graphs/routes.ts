@@ -1,8 +1,9 @@
-import { type AnyRoute, apiSchemas, defineRoute, notFound } from "@agentplane/common";
+import { type AnyRoute, defineRoute, notFound } from "@agentplane/common";
 import { z } from "zod";
 import { assistantIdFromPath } from "../assistants/resolve.ts";
 import type { ServerContext } from "../context.ts";
 import { QueryBoolean } from "../http/query.ts";
+import { apiSchemas } from "../schemas/registry.ts";
 import type { Assistant } from "../storage/types.ts";
 import { deriveGraphSchemas, deriveSubgraphSchemas } from "./schemas.ts";
 import type { AnyCompiledGraph } from "./types.ts";

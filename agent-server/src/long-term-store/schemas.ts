@@ -1,7 +1,7 @@
-import { apiSchemas } from "@agentplane/common";
 import { z } from "zod";
 import { QueryBoolean } from "../http/query.ts";
 import { JsonObjectSchema, optional, TtlMinutesSchema } from "../schemas/common.ts";
+import { apiSchemas } from "../schemas/registry.ts";
 import { FieldPathSchema } from "./semantic.ts";
 
 /** Request and response shapes of `/store/*`: one zod schema per shape (validation, types, OpenAPI). */

@@ -1,5 +1,5 @@
-import { apiSchemas } from "@agentplane/common";
 import { z } from "zod";
+import { apiSchemas } from "../schemas/registry.ts";
 
 /** Request and response shapes of the run endpoints: one zod schema per shape (validation, types, OpenAPI). */
 

@@ -2,6 +2,7 @@ import { type AnyRoute, buildOpenApi, defineRoute, type SecurityScheme } from "@
 import { z } from "zod";
 import type { ServerContext } from "../context.ts";
 import { QueryBoolean } from "../http/query.ts";
+import { apiSchemas } from "../schemas/registry.ts";
 import { langSmithTracingEnabled } from "../tracing/module.ts";
 import { installedVersion, serverVersion } from "./versions.ts";
 
@@ -99,6 +100,7 @@ export function systemRoutes(ctx: ServerContext, allRoutes: () => AnyRoute[]): A
             securitySchemes: ctx.config.apiKeyHashes.length > 0 ? [API_KEY_SCHEME] : [],
           },
           allRoutes(),
+          apiSchemas,
         );
         return openApi;
       },

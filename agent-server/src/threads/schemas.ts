@@ -1,4 +1,3 @@
-import { apiSchemas } from "@agentplane/common";
 import { z } from "zod";
 import { CommandSchema } from "../runs/schemas.ts";
 import {
@@ -10,6 +9,7 @@ import {
   SortOrderSchema,
   TimestampSchema,
 } from "../schemas/common.ts";
+import { apiSchemas } from "../schemas/registry.ts";
 import type { Thread } from "../storage/types.ts";
 import { ThreadTtlSchema, ThreadTtlStrategySchema } from "./ttl.ts";
 

@@ -1,9 +1,10 @@
-import { type AnyRoute, apiSchemas, badRequest, conflict, defineRoute, notFound } from "@agentplane/common";
+import { type AnyRoute, badRequest, conflict, defineRoute, notFound } from "@agentplane/common";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { z } from "zod";
 import type { ServerContext } from "../context.ts";
 import { QueryBoolean } from "../http/query.ts";
 import { CheckpointConfigSchema as CheckpointConfig } from "../runs/schemas.ts";
+import { apiSchemas } from "../schemas/registry.ts";
 import type { Thread } from "../storage/types.ts";
 import {
   asClientError,

@@ -1,6 +1,6 @@
-import { apiSchemas } from "@agentplane/common";
 import { DEPLOYMENT_STATUSES } from "@agentplane/crds";
 import { z } from "zod";
+import { apiSchemas } from "../schemas/registry.ts";
 
 /** Every source the LangSmith API knows; this control plane deploys `external_docker` only (others get 400). */
 export const API_SOURCES = [

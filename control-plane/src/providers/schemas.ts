@@ -1,5 +1,5 @@
-import { apiSchemas } from "@agentplane/common";
 import { z } from "zod";
+import { apiSchemas } from "../schemas/registry.ts";
 
 export const ProviderType = z
   .enum(["microsoft", "salesforce", "slack", "x"])

@@ -1,7 +1,7 @@
-import { apiSchemas } from "@agentplane/common";
 import { REVISION_STATUSES } from "@agentplane/crds";
 import { z } from "zod";
 import { pageQuery, Source, SourceRevisionConfig } from "../deployments/schemas.ts";
+import { apiSchemas } from "../schemas/registry.ts";
 
 export const RevisionStatus = z.enum(REVISION_STATUSES).register(apiSchemas, { id: "RevisionStatus" });
 
