@@ -52,7 +52,7 @@ bench-compare: install
 clean:
 	rm -rf node_modules */node_modules */dist
 
-## Packaging: images, Helm chart, local k3d cluster (see README, Images / Local cluster).
+## Packaging: images, Helm chart, local k3d cluster (see docs/images.md, docs/install.md).
 .PHONY: images chart-crds chart-docs cluster-up cluster-e2e cluster-down
 
 images:
@@ -62,7 +62,7 @@ chart-crds:
 	cp crds/*.yaml charts/agentplane/crds/
 
 chart-docs: install
-	node scripts/chart-values-table.ts --write README.md
+	node scripts/chart-values-table.ts --write docs/install.md
 
 cluster-up: install
 	scripts/cluster-up.sh

@@ -1,5 +1,5 @@
 /**
- * The README's table of chart values, generated from charts/agentplane/values.schema.json
+ * The chart values table of docs/install.md, generated from charts/agentplane/values.schema.json
  * (descriptions, types) and values.yaml (defaults), so the docs cannot drift from the chart.
  *
  *   node scripts/chart-values-table.ts            print the table

@@ -138,11 +138,11 @@ describe("cluster scripts", () => {
   });
 });
 
-describe("chart values table in the README", () => {
-  const readme = join(REPO, "README.md");
+describe("chart values table in docs/install.md", () => {
+  const page = join(REPO, "docs/install.md");
 
-  it("is current in README.md (fix: make chart-docs)", () => {
-    const document = readFileSync(readme, "utf8");
+  it("is current in docs/install.md (fix: make chart-docs)", () => {
+    const document = readFileSync(page, "utf8");
     expect(document).toContain(START_MARKER);
     expect(replaceTable(document, currentTable(CHART))).toBe(document);
   });
