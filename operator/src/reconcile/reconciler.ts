@@ -36,11 +36,17 @@ interface Write {
 
 const CACHE_LAG_MS = 5_000;
 
+/**
+ * The API calls the reconciler makes itself; everything else it reads from the caches. Narrower
+ * than KubeClient so a table test can hand it a client that records the writes.
+ */
+export type ReconcilerKube = Pick<KubeClient, "get" | "list" | "apply" | "mergePatch" | "jsonPatch" | "delete">;
+
 export interface ReconcilerDeps {
-  kube: KubeClient;
+  kube: ReconcilerKube;
   caches: Caches;
   settings: BuildSettings;
-  events: EventRecorder;
+  events: Pick<EventRecorder, "record">;
   metrics: Metrics;
   log: Logger;
   now: () => Date;

@@ -1,4 +1,8 @@
 import { type AgentDeployment, type AgentRevision, API_VERSION, type RevisionTemplate } from "@agentplane/crds";
+import { desiredChildren } from "../build/children.ts";
+import { childLabels, nameOf, REVISION_LABEL } from "../build/names.ts";
+import { defaultBuildSettings } from "../build/settings.ts";
+import type { KubeObject } from "../kube/client.ts";
 import type { LiveDeployment, LivePod } from "../status/rollout.ts";
 
 export const DEPLOYMENT_ID = "3f1c2b6e-9a41-4d7e-8f3a-2d5e6c7b8a90";
@@ -76,4 +80,36 @@ export function waitingPod(reason: string, extra: { exitCode?: number; restartCo
       ],
     },
   };
+}
+
+/** The children the reconciler applies for `agd` serving `revision`, as the API server stores them. */
+export function appliedChildren(
+  agd: AgentDeployment,
+  revision: AgentRevision,
+  statuses: Partial<Record<string, object>> = {},
+): KubeObject[] {
+  return desiredChildren(agd, revision, defaultBuildSettings).apply.map((child) => {
+    const status = statuses[child.kind as string];
+    return status ? { ...child, status } : child;
+  });
+}
+
+/** A pod of the agent-server Deployment running `revision`, labelled as the pod template labels it. */
+export function agentPod(
+  agd: AgentDeployment,
+  revision: AgentRevision,
+  name: string,
+  status: NonNullable<LivePod["status"]>,
+): LivePod {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name,
+      namespace: agd.metadata.namespace,
+      labels: { ...childLabels(agd, "agent-server"), [REVISION_LABEL]: nameOf(revision) },
+    },
+    spec: { containers: [{ name: "agent-server", image: revision.spec.template.image }] },
+    status,
+  } as LivePod;
 }

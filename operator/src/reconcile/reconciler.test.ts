@@ -1,0 +1,262 @@
+import {
+  type AgentDeployment,
+  type AgentRevision,
+  CLEANUP_FINALIZER,
+  type Condition,
+  type RevisionStatus,
+} from "@agentplane/crds";
+import { describe, expect, it } from "vitest";
+import { childLabels } from "../build/names.ts";
+import type { KubeObject } from "../kube/client.ts";
+import { resources } from "../kube/resources.ts";
+import { agentDeployment, agentPod, agentRevision, appliedChildren } from "../testing/fixtures.ts";
+import { type RecordedWrite, recordingCluster } from "../testing/recording-cluster.ts";
+
+/**
+ * Table test of one reconcile (after Knative Serving's TableTest): the objects the cluster and the
+ * informer caches hold before, then every write the reconciler sends, the statuses it writes, the
+ * events it records and when it asks to look again. Expected values characterise today's behaviour.
+ */
+interface Case {
+  name: string;
+  /** What the API server and (trimmed and filtered like the informers) the caches hold. */
+  objects: KubeObject[];
+  /** Default `agents/demo`. */
+  key?: string;
+  /** Every write in the order sent: `apply|status|patch|delete Kind name` (see `describeWrite`). */
+  writes: string[];
+  /** Fields of applied bodies that matter, by `Kind name`. */
+  applied?: Record<string, object>;
+  /** Written statuses by object name, conditions as `Type=Status Reason: message`. */
+  status?: Record<string, object>;
+  /** `Type Reason note`. */
+  events?: string[];
+  /** `requeueAfterMs` of the result (pollMs is 2000 here). */
+  requeue: number | undefined;
+  /** Further checks on what the API server holds afterwards. */
+  after?: (cluster: Awaited<ReturnType<typeof recordingCluster>>) => void;
+}
+
+const NAME = "demo";
+const AGENT = `agent-${NAME}`;
+const REDIS = `${AGENT}-redis`;
+const POLL = 2000;
+const URL = `http://${AGENT}.agents.svc.cluster.local:8000`;
+
+const second = (s: number) => `2026-01-01T00:00:${String(s).padStart(2, "0")}Z`;
+
+function deployment(
+  spec: Partial<AgentDeployment["spec"]> = {},
+  metadata: Partial<AgentDeployment["metadata"]> = {},
+  status?: AgentDeployment["status"],
+): AgentDeployment {
+  const agd = agentDeployment(
+    { revisionName: "r1", ...spec },
+    { name: NAME, finalizers: [CLEANUP_FINALIZER], ...metadata },
+  );
+  return status ? { ...agd, status } : agd;
+}
+
+/** Revision `name`, created at second `created`, of the `demo` deployment. */
+function revision(
+  name: string,
+  created: number,
+  revisionStatus?: RevisionStatus,
+  template: Partial<AgentRevision["spec"]["template"]> = {},
+): AgentRevision {
+  const rev = agentRevision(
+    template,
+    { name, creationTimestamp: second(created) },
+    revisionStatus ? { revisionStatus } : undefined,
+  );
+  return { ...rev, spec: { ...rev.spec, deploymentId: NAME } };
+}
+
+const rolledOut = { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 };
+const stalled = { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0 };
+const redisUp = { readyReplicas: 1 };
+
+const crashLooping = {
+  phase: "Running",
+  containerStatuses: [
+    {
+      name: "agent-server",
+      restartCount: 4,
+      state: { waiting: { reason: "CrashLoopBackOff", message: "back-off 40s" } },
+      lastState: { terminated: { exitCode: 3 } },
+    },
+  ],
+};
+const pullFailing = {
+  phase: "Pending",
+  containerStatuses: [
+    { name: "agent-server", state: { waiting: { reason: "ErrImagePull", message: "manifest unknown" } } },
+  ],
+};
+const unschedulable = {
+  phase: "Pending",
+  conditions: [
+    { type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/3 nodes: Insufficient cpu" },
+  ],
+};
+
+const redisClaim = (finalizers?: string[]): KubeObject => ({
+  apiVersion: "v1",
+  kind: "PersistentVolumeClaim",
+  metadata: {
+    name: `data-${REDIS}-0`,
+    namespace: "agents",
+    labels: childLabels(deployment(), "redis"),
+    ...(finalizers ? { finalizers } : {}),
+  },
+});
+
+const deploying = (rev: string) => [
+  `Ready=Unknown Deploying: rolling out revision ${rev}`,
+  `Progressing=True Deploying: rolling out revision ${rev}`,
+  "Degraded=False AsExpected",
+];
+
+const cases: Case[] = [
+  {
+    name: "no AgentDeployment in the cache: nothing to do",
+    objects: [],
+    writes: [],
+    requeue: undefined,
+  },
+  {
+    name: "first deploy: takes the finalizer, applies Redis and the agent server, revision DEPLOYING",
+    objects: [deployment({}, { finalizers: undefined }), revision("r1", 10, "AWAITING_DEPLOY")],
+    writes: [
+      `patch AgentDeployment ${NAME}: test /metadata/resourceVersion; add /metadata/finalizers ["${CLEANUP_FINALIZER}"]`,
+      `apply StatefulSet ${REDIS}`,
+      `apply Service ${REDIS}`,
+      `apply Deployment ${AGENT}`,
+      `apply Service ${AGENT}`,
+      `status AgentDeployment ${NAME}`,
+      "status AgentRevision r1",
+    ],
+    applied: {
+      [`Deployment ${AGENT}`]: {
+        metadata: { ownerReferences: [{ kind: "AgentDeployment", name: NAME, uid: "uid-agd", controller: true }] },
+        spec: {
+          replicas: 1,
+          template: {
+            metadata: { labels: { "agentplane.dev/revision-id": "r1" } },
+            spec: { containers: [{ name: "agent-server", image: "example/agent:1" }] },
+          },
+        },
+      },
+      [`Service ${AGENT}`]: { spec: { type: "ClusterIP", ports: [{ port: 8000 }] } },
+    },
+    status: {
+      [NAME]: {
+        observedGeneration: 1,
+        latestCreatedRevision: "r1",
+        readyReplicas: 0,
+        deploymentStatus: "AWAITING_DATABASE",
+        conditions: deploying("r1"),
+      },
+      r1: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOYING",
+        message: "",
+        readyReplicas: 0,
+        conditions: ["Ready=Unknown Deploying"],
+      },
+    },
+    events: [
+      `Normal Created Created StatefulSet ${REDIS}`,
+      `Normal Created Created Service ${REDIS}`,
+      `Normal Created Created Deployment ${AGENT}`,
+      `Normal Created Created Service ${AGENT}`,
+      "Normal Deploying Revision r1 is DEPLOYING",
+    ],
+    requeue: POLL,
+  },
+  {
+    name: "first deploy with an external Redis and an autoscaler: no Redis, an HPA instead of fixed replicas",
+    objects: [
+      deployment({ redis: { externalUrlSecretRef: { name: "redis", key: "url" } } }),
+      revision("r1", 10, "AWAITING_DEPLOY", { resources: { minScale: 1, maxScale: 3 } }),
+    ],
+    writes: [
+      `apply Deployment ${AGENT}`,
+      `apply Service ${AGENT}`,
+      `apply HorizontalPodAutoscaler ${AGENT}`,
+      `status AgentDeployment ${NAME}`,
+      "status AgentRevision r1",
+    ],
+    applied: {
+      [`HorizontalPodAutoscaler ${AGENT}`]: { spec: { minReplicas: 1, maxReplicas: 3 } },
+    },
+    status: {
+      [NAME]: {
+        observedGeneration: 1,
+        latestCreatedRevision: "r1",
+        readyReplicas: 0,
+        deploymentStatus: "READY",
+        conditions: deploying("r1"),
+      },
+      r1: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOYING",
+        message: "",
+        readyReplicas: 0,
+        conditions: ["Ready=Unknown Deploying"],
+      },
+    },
+    events: [
+      `Normal Created Created Deployment ${AGENT}`,
+      `Normal Created Created Service ${AGENT}`,
+      `Normal Created Created HorizontalPodAutoscaler ${AGENT}`,
+      "Normal Deploying Revision r1 is DEPLOYING",
+    ],
+    requeue: POLL,
+  },
+];
+
+describe("Reconciler.reconcile", () => {
+  it.each(cases.map((c) => [c.name, c] as const))("%s", async (_name, c) => {
+    const cluster = await recordingCluster(c.objects);
+    const result = await cluster.reconciler({ pollMs: POLL }).reconcile(c.key ?? `agents/${NAME}`);
+    expect({
+      writes: cluster.writes.map(describeWrite),
+      status: writtenStatuses(cluster.writes),
+      events: cluster.events,
+      requeue: result?.requeueAfterMs,
+    }).toEqual({ writes: c.writes, status: c.status ?? {}, events: c.events ?? [], requeue: c.requeue });
+    for (const [what, fields] of Object.entries(c.applied ?? {})) {
+      const write = cluster.writes.find((w) => w.verb === "apply" && `${w.kind} ${w.name}` === what);
+      expect(write?.body, what).toMatchObject(fields);
+    }
+    c.after?.(cluster);
+  });
+});
+
+/** One line per write; status patches are compared separately in full (`writtenStatuses`). */
+function describeWrite(write: RecordedWrite): string {
+  const target = `${write.kind} ${write.name}`;
+  if (write.verb === "merge-patch" && write.subresource === "status") return `status ${target}`;
+  if (write.verb === "json-patch") {
+    const ops = (write.body as { op: string; path: string; value?: unknown }[]).map((op) =>
+      op.op === "test" ? `test ${op.path}` : `${op.op} ${op.path} ${JSON.stringify(op.value)}`,
+    );
+    return `patch ${target}: ${ops.join("; ")}`;
+  }
+  return `${write.verb} ${target}`;
+}
+
+function writtenStatuses(writes: RecordedWrite[]): Record<string, object> {
+  const statuses: Record<string, object> = {};
+  for (const write of writes) {
+    if (write.subresource !== "status") continue;
+    const { conditions, ...rest } = (write.body as { status: { conditions?: Condition[] } }).status;
+    statuses[write.name] = { ...rest, conditions: conditions?.map(describeCondition) };
+  }
+  return statuses;
+}
+
+function describeCondition(c: Condition): string {
+  return `${c.type}=${c.status} ${c.reason}${c.message ? `: ${c.message}` : ""}`;
+}
