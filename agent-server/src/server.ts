@@ -2,10 +2,10 @@ import { type AnyRoute, createLogger, type Logger, listen } from "@agentplane/co
 import type { Express } from "express";
 import { a2aModule } from "./a2a/module.ts";
 import { createApp, type ServerModule } from "./app.ts";
-import { assistantRoutes } from "./assistants/routes.ts";
+import { assistantsModule } from "./assistants/module.ts";
 import type { ServerConfig } from "./config.ts";
 import type { ServerContext } from "./context.ts";
-import { cronsModule } from "./crons/module.ts";
+import { type CronsModuleOptions, cronsModule } from "./crons/module.ts";
 import { registerDefaultAssistants } from "./graphs/default-assistants.ts";
 import { ProjectGraphRegistry } from "./graphs/registry.ts";
 import { graphRoutes } from "./graphs/routes.ts";
@@ -16,37 +16,49 @@ import { mcpModule } from "./mcp/module.ts";
 import { metricsModule } from "./metrics/module.ts";
 import { ServerMetrics } from "./metrics/registry.ts";
 import { installPooledRandomValues } from "./pooled-random.ts";
-import { runsModule } from "./runs/module.ts";
+import { type RunsModule, runsModule } from "./runs/module.ts";
 import { createMemoryStorage } from "./storage/memory.ts";
 import { createRedisStorage } from "./storage/redis.ts";
 import type { Storage } from "./storage/types.ts";
 import { threadsModule } from "./threads/module.ts";
 import { tracingModule } from "./tracing/module.ts";
 
-/** The features every agent server has; later features append their module to this list. */
-export function defaultModules(): ServerModule[] {
+/**
+ * The features every agent server has; later features append their module to this list.
+ * `crons` adds to the crons module's options (the cron harness accepts seconds, crashes mid-firing).
+ * `runs` replaces the runs module (tests: other timings, recorded callbacks); every other module
+ * reaches runs through it. This is the one place services are handed to the modules using them.
+ */
+export function defaultModules(
+  options: { crons?: Pick<CronsModuleOptions, "onStep" | "scheduleRules">; runs?: RunsModule } = {},
+): ServerModule[] {
   const metrics = new ServerMetrics();
   const tracing = tracingModule();
-  const runs = runsModule({
-    callbacks: tracing.callbacks,
-    onRunExecuted: (status, seconds) => metrics.recordRun(status, seconds),
-  });
+  const runs =
+    options.runs ??
+    runsModule({
+      callbacks: tracing.callbacks,
+      onRunExecuted: (status, seconds) => metrics.recordRun(status, seconds),
+    });
+  const threads = threadsModule({ onDelete: (threadId) => runs.service().deleteThreadRuns(threadId) });
+  const assistants = assistantsModule(threads.service);
   return [
     // First, so it stops last: the traces of the runs that finish during shutdown are sent.
     tracing,
     metricsModule(runs.service, metrics),
     customAppModule(),
-    { name: "assistants", routes: assistantRoutes },
-    { name: "graphs", routes: graphRoutes, start: registerDefaultAssistants },
-    threadsModule({ onDelete: (threadId) => runs.service().deleteThreadRuns(threadId) }),
+    assistants,
+    { name: "graphs", routes: () => graphRoutes(assistants.service()), start: registerDefaultAssistants },
+    threads,
     runs,
     cronsModule(runs.service, {
+      ...options.crons,
       onError: metrics.redisErrorCounter("crons"),
       onClaim: (won) => metrics.cronClaims.inc({ outcome: won ? "won" : "lost" }),
     }),
     storeApiModule(),
-    mcpModule(runs.service),
-    a2aModule(runs.service),
+    mcpModule(runs.service, assistants.service),
+    a2aModule({ runs: runs.service, assistants: assistants.service, threads: threads.service }),
   ];
 }
 

@@ -49,7 +49,7 @@ describe("crons on Redis (one process, injected clock)", () => {
     const runs = runsModule({ settings: { leaseMs: 1500, maxAttempts: 3, pollMs: 200, heartbeatMs: 1000 } });
     crons = cronsModule(runs.service, {
       // the test ticks by hand
-      settings: { tickMs: 60_000, misfireGraceMs: 60_000, leaseMs: 10_000, allowSeconds: false },
+      settings: { tickMs: 60_000, misfireGraceMs: 60_000, leaseMs: 10_000 },
       now: () => clock,
     });
     const modules = defaultModules().filter((module) => module.name !== "runs" && module.name !== "crons");
@@ -242,7 +242,14 @@ describe("crons on Redis (one process, injected clock)", () => {
       async () => hook.bodies.length,
       (count) => count >= 2,
     );
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // each slot's run executed once: its event log holds one attempt (a second would post the webhook again)
+    for (const runId of slotRuns) {
+      const attempts: unknown[] = [];
+      for await (const event of client.runs.joinStream(thread.thread_id, runId, { lastEventId: "-1" })) {
+        if (event.event === "metadata") attempts.push((event.data as { attempt: number }).attempt);
+      }
+      expect(attempts).toEqual([1]);
+    }
     await hook.close();
     expect(hook.bodies.map((body) => body.run_id).sort()).toEqual(slotRuns);
     const threads = await client.threads.search({ metadata: { cron_id: kept.cron_id } });

@@ -16,7 +16,7 @@ describe("crons in dev mode (in-memory storage)", () => {
   beforeAll(async () => {
     const runs = runsModule();
     crons = cronsModule(runs.service, {
-      settings: { tickMs: 60_000, misfireGraceMs: 60_000, leaseMs: 10_000, allowSeconds: false },
+      settings: { tickMs: 60_000, misfireGraceMs: 60_000, leaseMs: 10_000 },
       now: () => clock,
     });
     const modules = defaultModules().filter((module) => module.name !== "runs" && module.name !== "crons");

@@ -4,7 +4,8 @@ import type { RunService } from "../runs/service.ts";
 import { MemoryCronStore } from "./memory-store.ts";
 import { RedisCronStore } from "./redis-store.ts";
 import { cronRoutes } from "./routes.ts";
-import { CronScheduler } from "./scheduler.ts";
+import { API_SCHEDULE_RULES, type ScheduleRules } from "./schedule.ts";
+import { CronScheduler, type FiringStep } from "./scheduler.ts";
 import { CronService } from "./service.ts";
 import { type CronSettings, cronSettingsFromEnv } from "./settings.ts";
 
@@ -16,6 +17,10 @@ export interface CronsModuleOptions {
   onError?: (error: unknown) => void;
   /** Told whether each claim of a due slot was won (metrics). */
   onClaim?: (won: boolean) => void;
+  /** Told after each step of a firing this process owns (the crash harness stops the process there). */
+  onStep?: (step: FiringStep) => void;
+  /** Which schedules are accepted (default: the API's 5 fields; the harness adds seconds). */
+  scheduleRules?: ScheduleRules;
 }
 
 export interface CronsModule extends ServerModule {
@@ -44,14 +49,13 @@ export function cronsModule(runs: () => RunService, options: CronsModuleOptions 
       const redis = ctx.storage.redis;
       const store =
         redis && storage.kind === "redis" ? new RedisCronStore(redis, storage.prefix) : new MemoryCronStore();
-      const service = new CronService(ctx, store, runs, { allowSeconds: settings.allowSeconds });
-      const { crashAfter } = settings;
+      const service = new CronService(ctx, store, runs, options.scheduleRules ?? API_SCHEDULE_RULES);
       const scheduler = new CronScheduler(service, ctx.logger, {
         ...settings,
         now: options.now,
         onError: options.onError,
         onClaim: options.onClaim,
-        onStep: crashAfter && ((step) => step === crashAfter && process.kill(process.pid, "SIGKILL")),
+        onStep: options.onStep,
       });
       scheduler.start();
       started = { service, scheduler };

@@ -2,8 +2,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { extensionsFixtureConfig } from "../long-term-store/testing/server.ts";
 import { type ServerProcess, spawnServer } from "../runs/testing/process.ts";
+import { waitUntil } from "../runs/testing/wait.ts";
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** `agent-server serve` with a crons module that accepts seconds and, on request, crashes mid-firing. */
+const harness = new URL("./testing/serve.ts", import.meta.url).pathname;
+const spawnHarness = (prefix: string, env: Record<string, string>) =>
+  spawnServer(testRedisUrl(), prefix, env, extensionsFixtureConfig, harness);
 
 /** This process's won/lost cron claims, from its /metrics. */
 async function claimCounts(url: string): Promise<{ won: number; lost: number }> {
@@ -13,29 +17,44 @@ async function claimCounts(url: string): Promise<{ won: number; lost: number }> 
   return { won: count("won"), lost: count("lost") };
 }
 
+type CronRun = { status: string; metadata?: Record<string, unknown> | null };
+const slotOf = (run: CronRun) => Date.parse(String(run.metadata?.cron_slot));
+
+/** Polls until runs were started for `count` slots after `afterMs`. */
+function waitForSlotsAfter(server: ServerProcess, threadId: string, afterMs: number, count: number) {
+  return waitUntil(
+    async () => {
+      const runs = await server.client.runs.list(threadId, { limit: 100 });
+      return runs.filter((run) => slotOf(run) > afterMs).length >= count;
+    },
+    `runs for ${count} slots after ${new Date(afterMs).toISOString()}`,
+    30_000,
+  );
+}
+
 /** Runs of the thread once none is pending or running any more. */
-async function settledRuns(server: ServerProcess, threadId: string) {
-  let runs = await server.client.runs.list(threadId, { limit: 100 });
-  const deadline = Date.now() + 30_000;
-  while (runs.some((run) => run.status === "pending" || run.status === "running") && Date.now() < deadline) {
-    await sleep(250);
-    runs = await server.client.runs.list(threadId, { limit: 100 });
-  }
-  return runs;
+async function settledRuns(server: ServerProcess, threadId: string): Promise<CronRun[]> {
+  const list = () => server.client.runs.list(threadId, { limit: 100 });
+  await waitUntil(
+    async () => (await list()).every((run) => run.status !== "pending" && run.status !== "running"),
+    "the cron's runs to finish",
+    30_000,
+  );
+  return list();
 }
 
 /** The cron slots the runs were started for: each must be there once, none left out, one second apart. */
-function expectEverySlotOnce(runs: { metadata?: Record<string, unknown> | null }[]): number[] {
-  const slots = runs.map((run) => Date.parse(String(run.metadata?.cron_slot))).sort((a, b) => a - b);
+function expectEverySlotOnce(runs: CronRun[]): number[] {
+  const slots = runs.map(slotOf).sort((a, b) => a - b);
   expect(new Set(slots).size).toBe(slots.length);
   for (let i = 1; i < slots.length; i++) expect((slots[i] as number) - (slots[i - 1] as number)).toBe(1000);
   return slots;
 }
 
 /**
- * Two `agent-server serve` processes on one Redis, a cron firing every second (the test-only
- * seconds field, CRON_ALLOW_SECONDS) and schedulers ticking every 100 ms: each slot must start
- * exactly one run, also after one process is killed.
+ * Two server processes on one Redis, a cron firing every second (the harness accepts a seconds
+ * field) and schedulers ticking every 100 ms: each slot must start exactly one run, also after
+ * one process is killed.
  */
 describe("crons across two server processes", () => {
   const servers: ServerProcess[] = [];
@@ -45,9 +64,9 @@ describe("crons across two server processes", () => {
 
   it("fires each due slot exactly once, and keeps firing when one process dies", { timeout: 90_000 }, async () => {
     const prefix = uniquePrefix("crons-replicas");
-    const env = { CRON_ALLOW_SECONDS: "true", CRON_TICK_MS: "100" };
-    servers.push(await spawnServer(testRedisUrl(), prefix, env, extensionsFixtureConfig));
-    servers.push(await spawnServer(testRedisUrl(), prefix, env, extensionsFixtureConfig));
+    const env = { CRON_TICK_MS: "100" };
+    servers.push(await spawnHarness(prefix, env));
+    servers.push(await spawnHarness(prefix, env));
     const [first, second] = servers as [ServerProcess, ServerProcess];
 
     const thread = await first.client.threads.create();
@@ -55,19 +74,24 @@ describe("crons across two server processes", () => {
       schedule: "* * * * * *",
       input: { a: 1, b: 1 },
     });
-    await sleep(4_000);
     // the slots so far were claimed by the two schedulers together (a lost claim: the other one won)
-    const claims = await Promise.all(servers.map((server) => claimCounts(server.url)));
-    expect(claims.reduce((sum, { won }) => sum + won, 0)).toBeGreaterThanOrEqual(3);
+    await waitUntil(
+      async () => {
+        const claims = await Promise.all(servers.map((server) => claimCounts(server.url)));
+        return claims.reduce((sum, { won }) => sum + won, 0) >= 3;
+      },
+      "three slots claimed",
+      30_000,
+    );
     await first.kill();
-    await sleep(4_000);
+    const killedAt = Date.now();
+    await waitForSlotsAfter(second, thread.thread_id, killedAt, 3);
     await second.client.crons.delete(cron.cron_id);
-    const deletedAt = Date.now();
 
     const runs = await settledRuns(second, thread.thread_id);
     const slots = expectEverySlotOnce(runs);
     expect(slots.length).toBeGreaterThanOrEqual(6);
-    expect(slots.at(-1)).toBeGreaterThan(deletedAt - 5_000);
+    expect(slots.filter((slot) => slot > killedAt).length).toBeGreaterThanOrEqual(3);
     expect(runs.every((run) => run.status === "success")).toBe(true);
   });
 
@@ -75,15 +99,14 @@ describe("crons across two server processes", () => {
     timeout: 120_000,
   }, async () => {
     const prefix = uniquePrefix("crons-crash");
-    const env = { CRON_ALLOW_SECONDS: "true", CRON_TICK_MS: "100", CRON_CLAIM_LEASE_MS: "1500" };
-    const survivor = await spawnServer(testRedisUrl(), prefix, env, extensionsFixtureConfig);
+    const leaseMs = 1500;
+    const env = { CRON_TICK_MS: "100", CRON_CLAIM_LEASE_MS: String(leaseMs) };
+    const survivor = await spawnHarness(prefix, env);
     servers.push(survivor);
-    // CRON_TEST_CRASH_AFTER: the process kills itself right after claiming a slot, or after starting its run
+    // the process kills itself right after claiming a slot, or after starting its run
     const crashing: ServerProcess[] = [];
     for (const step of ["claim", "run"]) {
-      crashing.push(
-        await spawnServer(testRedisUrl(), prefix, { ...env, CRON_TEST_CRASH_AFTER: step }, extensionsFixtureConfig),
-      );
+      crashing.push(await spawnHarness(prefix, { ...env, CRON_HARNESS_CRASH_AFTER: step }));
     }
     servers.push(...crashing);
     const died = crashing.map(
@@ -96,9 +119,12 @@ describe("crons across two server processes", () => {
       schedule: "* * * * * *",
       input: { a: 2, b: 2 },
     });
-    // both die as soon as they win a slot; their slots stay in flight until the 1.5 s lease ends
+    // both die as soon as they win a slot; their slots stay in flight until the lease ends, and
+    // the cron moves past a slot only once it is acknowledged: runs for later slots mean the
+    // survivor took the dead processes' slots over
     expect(await Promise.all(died)).toEqual(["SIGKILL", "SIGKILL"]);
-    await sleep(4_000);
+    const lastDeath = Date.now();
+    await waitForSlotsAfter(survivor, thread.thread_id, lastDeath + leaseMs, 2);
     await survivor.client.crons.delete(cron.cron_id);
 
     const runs = await settledRuns(survivor, thread.thread_id);

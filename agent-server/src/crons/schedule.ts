@@ -3,10 +3,16 @@ import { CronExpressionParser } from "cron-parser";
 /** Why a schedule or timezone was refused, worded for a 422. */
 export class ScheduleError extends Error {}
 
+/** Which schedules are accepted, by their number of fields. */
 export interface ScheduleRules {
-  /** Accept a leading seconds field (6 fields): a test-only override (CRON_ALLOW_SECONDS). */
-  allowSeconds: boolean;
+  fields: readonly number[];
 }
+
+/**
+ * The API's schedules: 5 fields (minute hour day month weekday), as in LangGraph. A harness that
+ * needs a firing every second passes rules with 6 (a leading seconds field) to the crons module.
+ */
+export const API_SCHEDULE_RULES: ScheduleRules = { fields: [5] };
 
 export function validateTimezone(timezone: string): void {
   try {
@@ -16,12 +22,13 @@ export function validateTimezone(timezone: string): void {
   }
 }
 
-/** Throws ScheduleError unless `schedule` is a valid 5-field cron expression (6 with seconds when allowed). */
+/** Throws ScheduleError unless `schedule` is a valid cron expression with as many fields as `rules` allow. */
 export function validateSchedule(schedule: string, rules: ScheduleRules): void {
   const fields = schedule.trim().split(/\s+/).length;
-  const expected = rules.allowSeconds ? [5, 6] : [5];
-  if (!expected.includes(fields)) {
-    throw new ScheduleError(`Schedule must have 5 fields (minute hour day month weekday), got ${fields}`);
+  if (!rules.fields.includes(fields)) {
+    throw new ScheduleError(
+      `Schedule must have ${rules.fields.join(" or ")} fields (minute hour day month weekday), got ${fields}`,
+    );
   }
   try {
     CronExpressionParser.parse(schedule, { strict: false }).next();

@@ -5,7 +5,7 @@ import { nextRunAfter } from "./schedule.ts";
 import type { Cron } from "./schemas.ts";
 import type { CronService } from "./service.ts";
 
-/** Points of a firing where the crash tests stop a process (CRON_TEST_CRASH_AFTER). */
+/** The steps of a firing this process owns: the slot is claimed, then its run is started. */
 export type FiringStep = "claim" | "run";
 
 export interface SchedulerOptions {
@@ -21,7 +21,7 @@ export interface SchedulerOptions {
   onError?: (error: unknown) => void;
   /** Told whether each claim of a due slot was won (metrics). */
   onClaim?: (won: boolean) => void;
-  /** Told after each step of a firing this process owns (crash tests). */
+  /** Told after each step of a firing this process owns (the crash harness stops the process there). */
   onStep?: (step: FiringStep) => void;
 }
 

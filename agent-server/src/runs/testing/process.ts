@@ -21,16 +21,20 @@ const exited = (child: ChildProcess) =>
     ? Promise.resolve()
     : new Promise<void>((resolve) => child.once("exit", () => resolve()));
 
-/** `agent-server serve` in its own process on a free port, on the given Redis prefix. */
+/**
+ * `agent-server serve` in its own process on a free port, on the given Redis prefix; `entry` is
+ * the CLI or a harness that takes the same arguments.
+ */
 export async function spawnServer(
   redisUrl: string,
   prefix: string,
   env: Record<string, string> = {},
   configPath = runFixtureConfig,
+  entry = cli,
 ): Promise<ServerProcess> {
   const child = spawn(
     process.execPath,
-    ["--conditions=source", cli, "serve", "--config", configPath, "--port", "0", "--host", "127.0.0.1"],
+    ["--conditions=source", entry, "serve", "--config", configPath, "--port", "0", "--host", "127.0.0.1"],
     {
       env: {
         ...process.env,
