@@ -3,18 +3,10 @@ import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type { Thread, ThreadSearch, ThreadStatus } from "../storage/types.ts";
 import { compareThreads, matchesThread } from "./records.ts";
-import { RedisThreadStore, type SearchTuning } from "./redis-store.ts";
+import { threadKeys } from "./redis-index.ts";
+import { type Intersection, intersectPage, RedisThreadStore, scanPage, storedIntersectPage } from "./redis-store.ts";
 
 const STATUSES: ThreadStatus[] = ["idle", "busy", "interrupted", "error"];
-
-/** Every way of paging an intersection, forced one at a time. */
-const tunings: [string, SearchTuning][] = [
-  ["default", { smallIntersection: 2000, scanBudget: 10_000 }],
-  ["scan only", { smallIntersection: 0, scanBudget: 1_000_000 }],
-  ["scan that gives up early", { smallIntersection: 0, scanBudget: 40 }],
-  ["whole intersection (ZINTER)", { smallIntersection: 1_000_000, scanBudget: 0 }],
-  ["stored intersection (ZINTERSTORE)", { smallIntersection: 0, scanBudget: 0 }],
-];
 
 describe("redis thread search paths", () => {
   let client: RedisClient;
@@ -51,20 +43,77 @@ describe("redis thread search paths", () => {
     }
   }
 
-  it.each(tunings)("pages every filtered sort order like the in-memory rules (%s)", async (_name, tuning) => {
-    const store = new RedisThreadStore(client, prefix, tuning);
+  const searchOf = (query: Partial<ThreadSearch>) =>
+    ({ limit: 10, offset: 0, sort_by: "created_at", sort_order: "desc", ...query }) as ThreadSearch;
+  const expectedPage = (search: ThreadSearch) =>
+    [...threads.values()]
+      .filter((thread) => matchesThread(thread, search))
+      .sort(compareThreads(search.sort_by, search.sort_order))
+      .slice(search.offset, search.offset + search.limit)
+      .map((t) => t.thread_id);
+  /** The query's indexes: the one in its sort order (the status one, or all threads) drives, metadata ones filter. */
+  const intersectionOf = (search: ThreadSearch): Intersection => {
+    const keys = threadKeys(prefix);
+    return {
+      driver: search.status ? keys.status(search.status, search.sort_by) : keys.sort(search.sort_by),
+      others: Object.entries(search.metadata ?? {}).map(([key, value]) => keys.metadata(key, value)),
+    };
+  };
+
+  it("pages every filtered sort order like the in-memory rules", async () => {
+    const store = new RedisThreadStore(client, prefix);
     for (const query of queries) {
-      const search = { limit: 10, offset: 0, sort_by: "created_at", sort_order: "desc", ...query } as ThreadSearch;
-      const expected = [...threads.values()]
-        .filter((thread) => matchesThread(thread, search))
-        .sort(compareThreads(search.sort_by, search.sort_order));
+      const search = searchOf(query);
+      const expected = [...threads.values()].filter((thread) => matchesThread(thread, search));
       const page = await store.search(search);
       expect(page.total, JSON.stringify(query)).toBe(expected.length);
       expect(
         page.items.map((t) => t.thread_id),
         JSON.stringify(query),
-      ).toEqual(expected.slice(search.offset, search.offset + search.limit).map((t) => t.thread_id));
+      ).toEqual(expectedPage(search));
     }
+  });
+
+  // Each way search may page an intersection, on every query: the store picks one by the sizes involved.
+  it("pages by walking the driving index in order (scan)", async () => {
+    for (const query of queries) {
+      const search = searchOf(query);
+      expect(await scanPage(client, intersectionOf(search), search, 1_000_000), JSON.stringify(query)).toEqual(
+        expectedPage(search),
+      );
+    }
+  });
+
+  it("gives a scan up after its budget of steps, never returning a short page", async () => {
+    let gaveUp = 0;
+    for (const query of queries) {
+      const search = searchOf(query);
+      const page = await scanPage(client, intersectionOf(search), search, 40);
+      if (page === undefined) gaveUp++;
+      else expect(page, JSON.stringify(query)).toEqual(expectedPage(search));
+    }
+    expect(gaveUp).toBeGreaterThan(0);
+    expect(gaveUp).toBeLessThan(queries.length);
+  });
+
+  it("pages a whole intersection (ZINTER)", async () => {
+    for (const query of queries) {
+      const search = searchOf(query);
+      expect(await intersectPage(client, intersectionOf(search), search), JSON.stringify(query)).toEqual(
+        expectedPage(search),
+      );
+    }
+  });
+
+  it("pages a stored intersection (ZINTERSTORE) and removes it", async () => {
+    const scratch = `${prefix}threads:scratch:test`;
+    for (const query of queries) {
+      const search = searchOf(query);
+      expect(await storedIntersectPage(client, scratch, intersectionOf(search), search), JSON.stringify(query)).toEqual(
+        expectedPage(search),
+      );
+    }
+    expect(await client.exists(scratch)).toBe(0);
   });
 });
 

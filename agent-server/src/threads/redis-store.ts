@@ -21,19 +21,67 @@ import {
   threadKeys,
 } from "./redis-index.ts";
 
-/** How search pages through intersections of indexes (tests change it to reach every path). */
-export interface SearchTuning {
-  /** Intersections up to this size are computed whole… */
-  smallIntersection: number;
-  /** …others are found by walking an index in order when that takes at most this many steps. */
-  scanBudget: number;
-}
-
-const DEFAULT_TUNING: SearchTuning = { smallIntersection: 2000, scanBudget: 10_000 };
+/** Intersections up to this size are computed whole… */
+const SMALL_INTERSECTION = 2000;
+/** …others are found by walking an index in order when that takes at most this many steps. */
+const SCAN_BUDGET = 10_000;
 const LOAD_CHUNK = 1000;
 const MAX_CAS_ATTEMPTS = 50;
 
-type Paging = Pick<ThreadSearch, "sort_by" | "sort_order" | "offset" | "limit">;
+export type Paging = Pick<ThreadSearch, "sort_by" | "sort_order" | "offset" | "limit">;
+
+/** Sorted sets to page through the intersection of: `driver` holds the requested order, `others` only filter. */
+export interface Intersection {
+  driver: string;
+  others: string[];
+}
+
+/**
+ * One page of an intersection found by walking the driver in order (cheap when matches are
+ * dense); undefined when that walked `budget` entries without filling the page.
+ */
+export async function scanPage(
+  client: RedisClient,
+  { driver, others }: Intersection,
+  paging: Paging,
+  budget: number,
+): Promise<string[] | undefined> {
+  const page = await SCAN_PAGE_SCRIPT.run(
+    client,
+    [driver, ...others],
+    [String(paging.offset), String(paging.limit), paging.sort_order === "desc" ? "1" : "0", String(budget)],
+  );
+  return Array.isArray(page) ? (page as string[]) : undefined;
+}
+
+/** The driver's scores, so the intersection keeps its order. */
+const weighted = ({ driver, others }: Intersection) =>
+  [{ key: driver, weight: 1 }, ...others.map((key) => ({ key, weight: 0 }))] as [{ key: string; weight: number }];
+
+/** One page of an intersection computed whole (ZINTER): cheapest for small ones. */
+export async function intersectPage(client: RedisClient, sets: Intersection, paging: Paging): Promise<string[]> {
+  const ascending = await client.zInter(weighted(sets));
+  const ordered = paging.sort_order === "desc" ? ascending.reverse() : ascending;
+  return ordered.slice(paging.offset, paging.offset + paging.limit);
+}
+
+/** One page of an intersection stored under `scratch` (ZINTERSTORE), then deleted: for large, sparse ones. */
+export async function storedIntersectPage(
+  client: RedisClient,
+  scratch: string,
+  sets: Intersection,
+  paging: Paging,
+): Promise<string[]> {
+  const [, ids] = await client
+    .multi()
+    .zInterStore(scratch, weighted(sets))
+    .zRange(scratch, paging.offset, paging.offset + paging.limit - 1, {
+      REV: paging.sort_order === "desc" ? true : undefined,
+    })
+    .del(scratch)
+    .exec();
+  return ids as unknown as string[];
+}
 
 /**
  * Threads as JSON strings, with sorted sets as indexes so status, top-level scalar
@@ -45,13 +93,11 @@ export class RedisThreadStore implements ThreadStore {
   private readonly client: RedisClient;
   private readonly prefix: string;
   private readonly keys: ThreadKeys;
-  private readonly tuning: SearchTuning;
 
-  constructor(client: RedisClient, prefix: string, tuning: SearchTuning = DEFAULT_TUNING) {
+  constructor(client: RedisClient, prefix: string) {
     this.client = client;
     this.prefix = prefix;
     this.keys = threadKeys(prefix);
-    this.tuning = tuning;
   }
 
   async create(input: ThreadCreate): Promise<Thread> {
@@ -156,35 +202,15 @@ export class RedisThreadStore implements ThreadStore {
    * compute whole (ZINTER); ZINTERSTORE is the fallback for large, sparse ones.
    */
   private async pageIds(driver: string, others: string[], total: number, size: number, paging: Paging) {
+    const sets = { driver, others };
     const scanSteps = ((paging.offset + paging.limit) * size) / total;
-    const { scanBudget, smallIntersection } = this.tuning;
-    const small = total <= smallIntersection;
-    if (scanSteps <= scanBudget / 2 && (!small || scanSteps * others.length <= total * 4)) {
-      const page = await SCAN_PAGE_SCRIPT.run(
-        this.client,
-        [driver, ...others],
-        [String(paging.offset), String(paging.limit), paging.sort_order === "desc" ? "1" : "0", String(scanBudget)],
-      );
-      if (Array.isArray(page)) return page as string[];
+    const small = total <= SMALL_INTERSECTION;
+    if (scanSteps <= SCAN_BUDGET / 2 && (!small || scanSteps * others.length <= total * 4)) {
+      const page = await scanPage(this.client, sets, paging, SCAN_BUDGET);
+      if (page) return page;
     }
-    const weighted = [{ key: driver, weight: 1 }, ...others.map((key) => ({ key, weight: 0 }))] as [
-      { key: string; weight: number },
-    ];
-    if (small) {
-      const ascending = await this.client.zInter(weighted);
-      const ordered = paging.sort_order === "desc" ? ascending.reverse() : ascending;
-      return ordered.slice(paging.offset, paging.offset + paging.limit);
-    }
-    const scratch = `${this.prefix}threads:scratch:${randomUUID()}`;
-    const [, ids] = await this.client
-      .multi()
-      .zInterStore(scratch, weighted)
-      .zRange(scratch, paging.offset, paging.offset + paging.limit - 1, {
-        REV: paging.sort_order === "desc" ? true : undefined,
-      })
-      .del(scratch)
-      .exec();
-    return ids as unknown as string[];
+    if (small) return intersectPage(this.client, sets, paging);
+    return storedIntersectPage(this.client, `${this.prefix}threads:scratch:${randomUUID()}`, sets, paging);
   }
 
   private async findByScan(filter: ThreadFilter, filters: string[], paging?: Paging): Promise<Page<Thread>> {
