@@ -12,7 +12,7 @@ const IMAGE = "bench/agent:1";
 const LATENCY_SAMPLES = 5;
 const FLEET = 1_000;
 const CREATE_CONCURRENCY = 16;
-/** The V8 limits the operator is deployed with (NODE_OPTIONS, see the Operator section of README.md). */
+/** The V8 limits the operator is deployed with (NODE_OPTIONS, see docs/operator.md). */
 const OPERATOR_NODE_OPTIONS = ["--max-semi-space-size=8", "--max-old-space-size=128"];
 const builtMain = fileURLToPath(new URL("../operator/dist/main.js", import.meta.url));
 /** `make bench` builds first: measure the operator as it ships (compiled JS), else run the sources. */

@@ -25,7 +25,7 @@ need() {
   for tool in "$@"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
   if [ ${#missing[@]} -gt 0 ]; then
     echo "missing: ${missing[*]}. The local cluster needs Docker and k3d (https://k3d.io);" >&2
-    echo "without them, use any cluster: make images, push, then helm install (see README, Install)." >&2
+    echo "without them, use any cluster: make images, push, then helm install (see docs/install.md)." >&2
     exit 1
   fi
   docker info >/dev/null 2>&1 || { echo "the Docker engine is not running" >&2; exit 1; }

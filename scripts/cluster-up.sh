@@ -59,5 +59,5 @@ agentplane is running in k3d cluster "$CLUSTER".
   API key:       $API_KEY
   Tenant id:     $WORKSPACE_ID
   Agent image:   $AGENT_IMAGE (serves the example graph)
-Saved to $STATE_DIR/credentials.env. Next: make cluster-e2e, or the walkthrough in the README.
+Saved to $STATE_DIR/credentials.env. Next: make cluster-e2e, or the walkthrough in docs/install.md (Deploy your first agent).
 DONE
