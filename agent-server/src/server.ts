@@ -93,7 +93,7 @@ async function openStorage(config: ServerConfig, logger: Logger): Promise<Storag
 /** Builds storage, graphs and the HTTP app, runs module start hooks and listens. */
 export async function startAgentServer(config: ServerConfig, options: StartOptions = {}): Promise<AgentServer> {
   const logger = options.logger ?? createLogger("agent-server", config.logLevel);
-  installPooledRandomValues();
+  if (config.pooledRandomValues) installPooledRandomValues();
   const modules = options.modules ?? defaultModules();
   const storage = await openStorage(config, logger);
   const started: ServerModule[] = [];

@@ -1,12 +1,12 @@
 import { HttpError } from "@agentplane/common";
 import type { Response } from "express";
 import { validate as isUuid } from "uuid";
-import type { ServerContext } from "../context.ts";
 import type { Run } from "../runs/schemas.ts";
 import type { RunService } from "../runs/service.ts";
 import type { RunOutcome } from "../runs/worker/settle.ts";
 import type { Assistant } from "../storage/types.ts";
 import { openSse } from "../stream/sse.ts";
+import type { ThreadService } from "../threads/service.ts";
 import { resultArtifact, resumeValue, runInput, taskState, toTask } from "./mapping.ts";
 import {
   type A2ATask,
@@ -28,12 +28,12 @@ const HEARTBEAT_MS = 5000;
  * shapes; `routes.ts` parses and presents the v1.0 ones through `v1.ts`.
  */
 export class A2AMethods {
-  readonly #ctx: ServerContext;
+  readonly #threads: ThreadService;
   readonly #runs: RunService;
   readonly #assistant: Assistant;
 
-  constructor(ctx: ServerContext, runs: RunService, assistant: Assistant) {
-    this.#ctx = ctx;
+  constructor(threads: ThreadService, runs: RunService, assistant: Assistant) {
+    this.#threads = threads;
     this.#runs = runs;
     this.#assistant = assistant;
   }
@@ -50,8 +50,8 @@ export class A2AMethods {
 
   /** The task of a run from its final outcome (or its record and thread while it is going). */
   async #task(run: Run, outcome?: RunOutcome): Promise<A2ATask> {
-    const thread = await this.#ctx.storage.threads.get(run.thread_id);
-    const status = outcome?.status ?? (await this.#runs.backend.store.get(run.run_id))?.status ?? "deleted";
+    const thread = await this.#threads.find(run.thread_id);
+    const status = outcome?.status ?? (await this.#runs.find(run.run_id))?.status ?? "deleted";
     const state = taskState(status, thread);
     const question = state === "input-required" ? Object.values(thread?.interrupts ?? {})[0]?.[0]?.value : undefined;
     return toTask(run, state, outcome?.values ?? thread?.values ?? null, { error: outcome?.error?.message, question });
@@ -66,7 +66,7 @@ export class A2AMethods {
       if (message.contextId && message.contextId !== previous.thread_id) {
         throw new JsonRpcError(JSONRPC_ERRORS.invalidParams, "contextId does not match the task's context");
       }
-      const thread = await this.#ctx.storage.threads.get(previous.thread_id);
+      const thread = await this.#threads.find(previous.thread_id);
       if (thread?.status !== "interrupted") {
         throw new JsonRpcError(JSONRPC_ERRORS.invalidParams, `Task ${message.taskId} is not waiting for input`);
       }
@@ -107,7 +107,7 @@ export class A2AMethods {
   async cancel(params: unknown): Promise<A2ATask> {
     const { id } = parseParams(TaskIdParamsSchema, params);
     const run = await this.#run(id);
-    const current = await this.#runs.backend.store.get(run.run_id);
+    const current = await this.#runs.find(run.run_id);
     if (current?.status !== "pending" && current?.status !== "running") {
       throw new JsonRpcError(JSONRPC_ERRORS.taskNotCancelable, `Task ${id} is already finished`);
     }

@@ -1,14 +1,13 @@
 import type { ServerModule } from "../app.ts";
 import { readHttpSection } from "../http/cors.ts";
 import { jsonRpcParseErrors } from "../mcp/module.ts";
-import type { RunService } from "../runs/service.ts";
-import { a2aRoutes } from "./routes.ts";
+import { type A2AServices, a2aRoutes } from "./routes.ts";
 
 /** A2A endpoints, unless `langgraph.json` sets `http.disable_a2a`. */
-export function a2aModule(runs: () => RunService): ServerModule {
+export function a2aModule(services: A2AServices): ServerModule {
   return {
     name: "a2a",
-    routes: (ctx) => (readHttpSection(ctx.config.configPath).disable_a2a ? [] : a2aRoutes(ctx, runs)),
+    routes: (ctx) => (readHttpSection(ctx.config.configPath).disable_a2a ? [] : a2aRoutes(ctx, services)),
     observe: () => ({ error: jsonRpcParseErrors("/a2a/") }),
   };
 }

@@ -1,11 +1,12 @@
 import { type AnyRoute, defineRoute, notFound } from "@agentplane/common";
 import type { Request, Response } from "express";
 import { z } from "zod";
-import { resolveAssistantId } from "../assistants/resolve.ts";
+import type { AssistantService } from "../assistants/service.ts";
 import type { ServerContext } from "../context.ts";
 import type { RunService } from "../runs/service.ts";
 import type { Assistant } from "../storage/types.ts";
 import { serverVersion } from "../system/versions.ts";
+import type { ThreadService } from "../threads/service.ts";
 import { A2AMethods } from "./methods.ts";
 import {
   EnvelopeSchema,
@@ -65,9 +66,16 @@ export function agentCard(assistant: Assistant, baseUrl: string, description: st
   };
 }
 
+/** The services the A2A methods are built on (available once their modules started). */
+export interface A2AServices {
+  runs: () => RunService;
+  assistants: () => AssistantService;
+  threads: () => ThreadService;
+}
+
 /** `POST /a2a/{assistant_id}` (JSON-RPC 2.0) and the agent cards. */
-export function a2aRoutes(ctx: ServerContext, runs: () => RunService): AnyRoute[] {
-  const load = async (idOrGraphId: string) => ctx.storage.assistants.get(resolveAssistantId(ctx, idOrGraphId));
+export function a2aRoutes(ctx: ServerContext, { runs, assistants, threads }: A2AServices): AnyRoute[] {
+  const load = (idOrGraphId: string) => assistants().find(idOrGraphId);
   const baseUrl = (req: Request) => `${req.protocol}://${req.get("host")}`;
 
   async function answer(assistant: Assistant, body: unknown, res: Response): Promise<unknown> {
@@ -79,7 +87,7 @@ export function a2aRoutes(ctx: ServerContext, runs: () => RunService): AnyRoute[
       return undefined;
     }
     const { id = null, method, params } = envelope.data;
-    const methods = new A2AMethods(ctx, runs(), assistant);
+    const methods = new A2AMethods(threads(), runs(), assistant);
     const aborted = new AbortController();
     res.once("close", () => aborted.abort());
     try {

@@ -1,9 +1,6 @@
-import { type AnyRoute, defineRoute, notFound, unprocessable } from "@agentplane/common";
+import { type AnyRoute, defineRoute, unprocessable } from "@agentplane/common";
 import { z } from "zod";
-import type { ServerContext } from "../context.ts";
 import { sendPage } from "../schemas/pagination.ts";
-import type { Assistant } from "../storage/types.ts";
-import { assistantIdFromPath } from "./resolve.ts";
 import {
   AssistantCountSchema,
   AssistantCreateSchema,
@@ -17,41 +14,11 @@ import {
   AssistantVersionSchema,
   AssistantVersionsSchema,
 } from "./schemas.ts";
+import type { AssistantService } from "./service.ts";
 
 const tag = "Assistants";
-const THREAD_DELETE_BATCH = 1000;
 
-export function assistantRoutes(ctx: ServerContext): AnyRoute[] {
-  const { assistants } = ctx.storage;
-
-  const requireGraph = (graphId: string) => {
-    if (!ctx.graphs.has(graphId)) throw notFound(`Graph "${graphId}" not found`);
-  };
-  const found = (assistant: Assistant | undefined): Assistant => {
-    if (!assistant) throw notFound("Assistant not found");
-    return assistant;
-  };
-  const load = async (rawId: string) => found(await assistants.get(assistantIdFromPath(ctx, rawId)));
-
-  /** Threads whose runs used the assistant (`metadata.assistant_id`), with their checkpoints. */
-  const deleteThreadsOf = async (assistantId: string) => {
-    const filter = { metadata: { assistant_id: assistantId } };
-    for (;;) {
-      const { items } = await ctx.storage.threads.search({
-        ...filter,
-        limit: THREAD_DELETE_BATCH,
-        offset: 0,
-        sort_by: "created_at",
-        sort_order: "asc",
-      });
-      if (items.length === 0) return;
-      for (const thread of items) {
-        await ctx.storage.threads.delete(thread.thread_id);
-        await ctx.storage.checkpointer.deleteThread(thread.thread_id);
-      }
-    }
-  };
-
+export function assistantRoutes(service: AssistantService): AnyRoute[] {
   return [
     defineRoute({
       method: "post",
@@ -62,10 +29,7 @@ export function assistantRoutes(ctx: ServerContext): AnyRoute[] {
       body: AssistantCreateSchema,
       response: AssistantSchema,
       errors: [404, 409],
-      handler: ({ body }) => {
-        requireGraph(body.graph_id);
-        return assistants.create(body);
-      },
+      handler: ({ body }) => service.create(body),
     }),
     defineRoute({
       method: "post",
@@ -75,7 +39,7 @@ export function assistantRoutes(ctx: ServerContext): AnyRoute[] {
       summary: "Search assistants (X-Pagination-Total / X-Pagination-Next headers)",
       body: AssistantSearchSchema,
       response: z.array(AssistantSchema),
-      handler: async ({ body, res }) => sendPage(res, body.offset, await assistants.search(body), body.select),
+      handler: async ({ body, res }) => sendPage(res, body.offset, await service.search(body), body.select),
     }),
     defineRoute({
       method: "post",
@@ -85,7 +49,7 @@ export function assistantRoutes(ctx: ServerContext): AnyRoute[] {
       summary: "Count assistants",
       body: AssistantCountSchema,
       response: z.number().int(),
-      handler: ({ body }) => assistants.count(body),
+      handler: ({ body }) => service.count(body),
     }),
     defineRoute({
       method: "get",
@@ -96,7 +60,7 @@ export function assistantRoutes(ctx: ServerContext): AnyRoute[] {
       params: AssistantPathSchema,
       response: AssistantSchema,
       errors: [404],
-      handler: ({ params }) => load(params.assistant_id),
+      handler: ({ params }) => service.get(params.assistant_id),
     }),
     defineRoute({
       method: "patch",
@@ -108,11 +72,7 @@ export function assistantRoutes(ctx: ServerContext): AnyRoute[] {
       body: AssistantPatchSchema,
       response: AssistantSchema,
       errors: [404],
-      handler: async ({ params, body }) => {
-        const id = assistantIdFromPath(ctx, params.assistant_id);
-        if (body.graph_id !== undefined) requireGraph(body.graph_id);
-        return found(await assistants.patch(id, body));
-      },
+      handler: ({ params, body }) => service.patch(params.assistant_id, body),
     }),
     defineRoute({
       method: "delete",
@@ -124,12 +84,9 @@ export function assistantRoutes(ctx: ServerContext): AnyRoute[] {
       query: AssistantDeleteQuerySchema,
       response: z.array(z.uuid()),
       errors: [404],
-      handler: async ({ params, query }) => {
-        const id = assistantIdFromPath(ctx, params.assistant_id);
-        if (!(await assistants.delete(id))) throw notFound("Assistant not found");
-        if (query.delete_threads) await deleteThreadsOf(id);
-        return [id];
-      },
+      handler: async ({ params, query }) => [
+        await service.delete(params.assistant_id, { deleteThreads: query.delete_threads }),
+      ],
     }),
     defineRoute({
       method: "post",
@@ -141,10 +98,7 @@ export function assistantRoutes(ctx: ServerContext): AnyRoute[] {
       body: AssistantVersionsSchema,
       response: z.array(AssistantVersionSchema),
       errors: [404],
-      handler: async ({ params, body }) => {
-        const { assistant_id } = await load(params.assistant_id);
-        return assistants.versions(assistant_id, body);
-      },
+      handler: ({ params, body }) => service.versions(params.assistant_id, body),
     }),
     defineRoute({
       method: "post",
@@ -162,10 +116,7 @@ export function assistantRoutes(ctx: ServerContext): AnyRoute[] {
         if (version === undefined) {
           throw unprocessable([{ loc: ["body", "version"], msg: "Field required", type: "missing" }]);
         }
-        const { assistant_id } = await load(params.assistant_id);
-        const updated = await assistants.setLatest(assistant_id, version);
-        if (!updated) throw notFound("Assistant version not found");
-        return updated;
+        return service.setLatest(params.assistant_id, version);
       },
     }),
   ];

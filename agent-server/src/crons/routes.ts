@@ -10,7 +10,6 @@ import {
   ThreadParamsSchema,
 } from "./schemas.ts";
 import type { CronService } from "./service.ts";
-import { matchesCronFilter, searchCrons } from "./store.ts";
 
 const tag = "Crons";
 
@@ -48,7 +47,7 @@ export function cronRoutes(service: () => CronService): AnyRoute[] {
       summary: "Search crons",
       body: CronSearchSchema,
       response: z.array(CronSchema.partial()),
-      handler: async ({ body }) => searchCrons(await service().store.all(), body),
+      handler: ({ body }) => service().search(body),
     }),
     defineRoute({
       method: "post",
@@ -58,7 +57,7 @@ export function cronRoutes(service: () => CronService): AnyRoute[] {
       summary: "Count crons",
       body: CronCountSchema,
       response: z.number().int(),
-      handler: async ({ body }) => (await service().store.all()).filter((cron) => matchesCronFilter(cron, body)).length,
+      handler: ({ body }) => service().count(body),
     }),
     defineRoute({
       method: "get",

@@ -5,8 +5,15 @@ import type { ServerContext } from "../context.ts";
 import type { RunService } from "../runs/service.ts";
 import type { JsonObject } from "../storage/types.ts";
 import { nextRunAfter, ScheduleError, type ScheduleRules, validateSchedule, validateTimezone } from "./schedule.ts";
-import { type Cron, type CronCreate, type CronPatch, RUN_PAYLOAD_FIELDS } from "./schemas.ts";
-import type { CronStore } from "./store.ts";
+import {
+  type Cron,
+  type CronCreate,
+  type CronFilter,
+  type CronPatch,
+  type CronSearch,
+  RUN_PAYLOAD_FIELDS,
+} from "./schemas.ts";
+import { type CronStore, matchesCronFilter, searchCrons } from "./store.ts";
 
 const invalid = (field: string, error: ScheduleError) =>
   new HttpError(422, [{ loc: ["body", field], msg: error.message, type: "value_error" }]);
@@ -65,8 +72,18 @@ export class CronService {
     this.#rules = rules;
   }
 
+  /** Where the scheduler claims and acknowledges slots. */
   get store(): CronStore {
     return this.#store;
+  }
+
+  /** Filtered, sorted, paged and projected as the search asks. */
+  async search(search: CronSearch): Promise<Partial<Cron>[]> {
+    return searchCrons(await this.#store.all(), search);
+  }
+
+  async count(filter: CronFilter): Promise<number> {
+    return (await this.#store.all()).filter((cron) => matchesCronFilter(cron, filter)).length;
   }
 
   async create(threadId: string | undefined, body: CronCreate): Promise<Cron> {

@@ -1,12 +1,9 @@
-import { type AnyRoute, defineRoute, notFound } from "@agentplane/common";
+import { type AnyRoute, defineRoute } from "@agentplane/common";
 import { z } from "zod";
-import { assistantIdFromPath } from "../assistants/resolve.ts";
-import type { ServerContext } from "../context.ts";
+import type { AssistantService } from "../assistants/service.ts";
 import { QueryBoolean } from "../http/query.ts";
 import { apiSchemas } from "../schemas/registry.ts";
-import type { Assistant } from "../storage/types.ts";
 import { deriveGraphSchemas, deriveSubgraphSchemas } from "./schemas.ts";
-import type { AnyCompiledGraph } from "./types.ts";
 
 const TAG = "Assistants";
 
@@ -50,24 +47,8 @@ const DrawableGraph = z
   })
   .register(apiSchemas, { id: "DrawableGraph" });
 
-async function assistantGraph(
-  ctx: ServerContext,
-  assistantId: string,
-): Promise<{ assistant: Assistant; graph: AnyCompiledGraph }> {
-  const assistant = await ctx.storage.assistants.get(assistantIdFromPath(ctx, assistantId));
-  if (!assistant) throw notFound("Assistant not found");
-  if (!ctx.graphs.has(assistant.graph_id)) throw notFound(`Graph "${assistant.graph_id}" not found`);
-  const graph = await ctx.graphs.get(assistant.graph_id, {
-    configurable: {
-      ...(assistant.config.configurable as Record<string, unknown>),
-      assistant_id: assistant.assistant_id,
-    },
-  });
-  return { assistant, graph };
-}
-
 /** Drawing, schemas and subgraphs of the graph behind an assistant. */
-export function graphRoutes(ctx: ServerContext): AnyRoute[] {
+export function graphRoutes(assistants: AssistantService): AnyRoute[] {
   return [
     defineRoute({
       method: "get",
@@ -80,7 +61,7 @@ export function graphRoutes(ctx: ServerContext): AnyRoute[] {
       response: DrawableGraph,
       errors: [404],
       handler: async ({ params, query }) => {
-        const { graph } = await assistantGraph(ctx, params.assistant_id);
+        const { graph } = await assistants.graph(params.assistant_id);
         const drawable = await graph.getGraphAsync({ xray: query.xray ?? false });
         return drawable.toJSON();
       },
@@ -95,7 +76,7 @@ export function graphRoutes(ctx: ServerContext): AnyRoute[] {
       response: GraphSchemasSchema,
       errors: [404],
       handler: async ({ params }) => {
-        const { assistant, graph } = await assistantGraph(ctx, params.assistant_id);
+        const { assistant, graph } = await assistants.graph(params.assistant_id);
         return deriveGraphSchemas(assistant.graph_id, graph);
       },
     }),
@@ -110,7 +91,7 @@ export function graphRoutes(ctx: ServerContext): AnyRoute[] {
       response: z.record(z.string(), GraphSchemasSchema),
       errors: [404],
       handler: async ({ params, query }) => {
-        const { assistant, graph } = await assistantGraph(ctx, params.assistant_id);
+        const { assistant, graph } = await assistants.graph(params.assistant_id);
         return deriveSubgraphSchemas(assistant.graph_id, graph, undefined, query.recurse ?? false);
       },
     }),
@@ -125,7 +106,7 @@ export function graphRoutes(ctx: ServerContext): AnyRoute[] {
       response: z.record(z.string(), GraphSchemasSchema),
       errors: [404],
       handler: async ({ params, query }) => {
-        const { assistant, graph } = await assistantGraph(ctx, params.assistant_id);
+        const { assistant, graph } = await assistants.graph(params.assistant_id);
         return deriveSubgraphSchemas(assistant.graph_id, graph, params.namespace, query.recurse ?? false);
       },
     }),

@@ -2,6 +2,7 @@ import { type AnyRoute, defineRoute } from "@agentplane/common";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { ErrorRequestHandler, Response } from "express";
 import type { ServerModule } from "../app.ts";
+import type { AssistantService } from "../assistants/service.ts";
 import type { ServerContext } from "../context.ts";
 import { readHttpSection } from "../http/cors.ts";
 import type { RunService } from "../runs/service.ts";
@@ -23,7 +24,7 @@ export function jsonRpcParseErrors(pathPrefix: string): ErrorRequestHandler {
   };
 }
 
-function mcpRoutes(ctx: ServerContext, runs: () => RunService): AnyRoute[] {
+function mcpRoutes(ctx: ServerContext, runs: () => RunService, assistants: () => AssistantService): AnyRoute[] {
   const notAllowed = (method: "get" | "delete"): AnyRoute =>
     defineRoute({
       method,
@@ -45,7 +46,7 @@ function mcpRoutes(ctx: ServerContext, runs: () => RunService): AnyRoute[] {
       tag,
       summary: "MCP streamable-HTTP endpoint (stateless): each assistant is a tool that runs its graph",
       handler: async ({ req, res }) => {
-        const server = createMcpServer(ctx, runs());
+        const server = createMcpServer(ctx, runs(), assistants());
         const transport = new StreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,
@@ -64,10 +65,10 @@ function mcpRoutes(ctx: ServerContext, runs: () => RunService): AnyRoute[] {
 }
 
 /** `/mcp`, unless `langgraph.json` sets `http.disable_mcp`. */
-export function mcpModule(runs: () => RunService): ServerModule {
+export function mcpModule(runs: () => RunService, assistants: () => AssistantService): ServerModule {
   return {
     name: "mcp",
-    routes: (ctx) => (readHttpSection(ctx.config.configPath).disable_mcp ? [] : mcpRoutes(ctx, runs)),
+    routes: (ctx) => (readHttpSection(ctx.config.configPath).disable_mcp ? [] : mcpRoutes(ctx, runs, assistants)),
     observe: () => ({ error: jsonRpcParseErrors("/mcp") }),
   };
 }

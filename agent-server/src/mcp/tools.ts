@@ -1,3 +1,4 @@
+import type { AssistantService } from "../assistants/service.ts";
 import type { ServerContext } from "../context.ts";
 import type { RunService } from "../runs/service.ts";
 import type { RunOutcome } from "../runs/worker/settle.ts";
@@ -17,8 +18,8 @@ export interface AssistantTool {
 export const toolName = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "assistant";
 
 /** One tool per assistant: its name (unique, the id appended on clashes), description and input schema. */
-export async function assistantTools(ctx: ServerContext): Promise<AssistantTool[]> {
-  const { items } = await ctx.storage.assistants.search({
+export async function assistantTools(ctx: ServerContext, assistants: AssistantService): Promise<AssistantTool[]> {
+  const { items } = await assistants.search({
     limit: MAX_TOOLS,
     offset: 0,
     sort_by: "created_at",

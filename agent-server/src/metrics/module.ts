@@ -57,7 +57,7 @@ export function metricsModule(runs: () => RunService, metrics = new ServerMetric
     metrics,
     start() {
       metrics.readInflightWith(async () => {
-        const inflight = await runs().backend.store.allInflight();
+        const inflight = await runs().inflight();
         const running = inflight.filter((run) => run.status === "running").length;
         return { pending: inflight.length - running, running };
       });

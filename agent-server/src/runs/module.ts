@@ -57,7 +57,7 @@ export function runsModule(options: RunsModuleOptions = {}): RunsModule {
       await pool.start();
       started = { backend, pool, service: new RunService(ctx, backend, pool) };
     },
-    routes: () => runRoutes(service(), { heartbeatMs: settings.heartbeatMs }),
+    routes: (ctx) => runRoutes(service(), { heartbeatMs: settings.heartbeatMs, logger: ctx.logger }),
     async stop(ctx) {
       if (!started) return;
       await started.pool.stop(ctx.config.shutdownGraceMs);

@@ -3,7 +3,8 @@ import type { AddressInfo } from "node:net";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Serialized } from "@langchain/core/load/serializable";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testRedisUrl } from "../../../testing/redis.ts";
+import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
+import { createRedisRunBackend } from "./queue/backend.ts";
 import { fastRunSettings, type RunTestServer, startRunServer } from "./testing/server.ts";
 
 /** Records every LangChain run (graph, nodes, subgraphs, chat models) with its metadata. */
@@ -40,9 +41,10 @@ class RunTreeRecorder extends BaseCallbackHandler {
 
 const recorder = new RunTreeRecorder();
 let server: RunTestServer;
+const prefix = uniquePrefix("runs");
 
 beforeAll(async () => {
-  server = await startRunServer(testRedisUrl(), { callbacks: [recorder] });
+  server = await startRunServer(testRedisUrl(), { prefix, callbacks: [recorder] });
 });
 afterAll(async () => {
   await server?.close();
@@ -182,7 +184,10 @@ describe("run options and errors", () => {
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, "agent", { input: hello("old") });
     await client.runs.join(thread.thread_id, run.run_id);
-    await server.runs.service().backend.events.delete([run.run_id]);
+    // What expiry does to the log, through a connection of its own to the server's run keys.
+    const backend = await createRedisRunBackend({ url: testRedisUrl(), prefix: `${prefix}runs:` });
+    await backend.events.delete([run.run_id]);
+    await backend.close();
     const started = Date.now();
     const values = (await client.runs.join(thread.thread_id, run.run_id)) as { messages: { content: string }[] };
     expect(values.messages.map((m) => m.content)).toEqual(["old", "You said: old"]);
@@ -202,7 +207,7 @@ describe("run options and errors", () => {
     await client.threads.delete(thread.thread_id);
     const outcome = await service.outcome(running, AbortSignal.timeout(10_000), 1000);
     expect(outcome?.status).toBe("deleted");
-    expect(await service.backend.store.get(run.run_id)).toBeUndefined();
+    expect(await service.find(run.run_id)).toBeUndefined();
     const left = await server.server.ctx.storage.checkpointer.getTuple({
       configurable: { thread_id: thread.thread_id },
     });

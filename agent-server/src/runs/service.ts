@@ -3,89 +3,23 @@ import { conflict, notFound } from "@agentplane/common";
 import { v7 as uuidv7 } from "uuid";
 import { resolveAssistantId } from "../assistants/resolve.ts";
 import type { ServerContext } from "../context.ts";
-import type { Assistant, JsonObject, Thread, ThreadTtlPolicy } from "../storage/types.ts";
-import { END_EVENT } from "../stream/event-log.ts";
+import type { Assistant, Thread, ThreadTtlPolicy } from "../storage/types.ts";
+import { END_EVENT, type LoggedEvent } from "../stream/event-log.ts";
+import { readRunEvents } from "../stream/reader.ts";
+import { threadNotFound } from "../threads/service.ts";
 import { readThreadTtlSettings } from "../threads/ttl.ts";
+import { buildRun, objectOr, type RunCreate } from "./build.ts";
 import type { RunBackend } from "./queue/backend.ts";
-import type { CancelAction, Run, RunCreateStateful } from "./schemas.ts";
+import type { RunListQuery } from "./queue/store.ts";
+import type { CancelAction, Run } from "./schemas.ts";
 import { type RunOutcome, settleCancelledPending } from "./worker/settle.ts";
 import type { WorkerSlot } from "./worker/worker.ts";
-
-export type RunCreate = RunCreateStateful & { on_completion?: "delete" | "keep" };
-
-/** Same wording as the thread routes. */
-export const threadNotFound = (threadId: string) => notFound(`Thread with ID ${threadId} not found`);
 
 const BUSY_MESSAGE =
   "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.";
 
-/** Request headers forwarded into `configurable` (as LangGraph servers do), minus credentials. */
-const forwardedHeaders = (headers: IncomingHttpHeaders): JsonObject => {
-  const forwarded: JsonObject = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== "string") continue;
-    if (
-      name === "user-agent" ||
-      (name.startsWith("x-") && !["x-api-key", "x-tenant-id", "x-service-key"].includes(name))
-    ) {
-      forwarded[name] = value;
-    }
-  }
-  return forwarded;
-};
-
 /** Gone, or in a final status. */
 const isFinished = (run: Run | undefined) => !run || (run.status !== "pending" && run.status !== "running");
-
-const objectOr = (value: unknown): JsonObject => (value && typeof value === "object" ? (value as JsonObject) : {});
-
-/** Run record of a new run: the assistant's, the thread's and the request's settings merged (pure). */
-export function buildRun(
-  payload: RunCreate,
-  assistant: Assistant,
-  thread: Thread,
-  options: { runId: string; temporary: boolean; headers: IncomingHttpHeaders; now: string },
-): Run {
-  const checkpoint: JsonObject = {};
-  if (payload.checkpoint) Object.assign(checkpoint, payload.checkpoint);
-  if (payload.checkpoint_id) checkpoint.checkpoint_id = payload.checkpoint_id;
-  delete checkpoint.thread_id;
-  const configurable: JsonObject = {
-    ...objectOr(assistant.config.configurable),
-    ...objectOr(thread.config.configurable),
-    ...objectOr(payload.config?.configurable),
-    ...forwardedHeaders(options.headers),
-    ...checkpoint,
-    run_id: options.runId,
-    thread_id: thread.thread_id,
-    graph_id: assistant.graph_id,
-    assistant_id: assistant.assistant_id,
-  };
-  return {
-    run_id: options.runId,
-    thread_id: thread.thread_id,
-    assistant_id: assistant.assistant_id,
-    created_at: options.now,
-    updated_at: options.now,
-    status: "pending",
-    metadata: { ...assistant.metadata, ...thread.metadata, ...(payload.metadata ?? {}), thread_id: thread.thread_id },
-    multitask_strategy: payload.multitask_strategy ?? "enqueue",
-    kwargs: {
-      input: payload.input,
-      command: payload.command ?? null,
-      config: { ...assistant.config, ...(payload.config ?? {}), configurable },
-      context: { ...assistant.context, ...(payload.context ?? {}) },
-      stream_mode: payload.stream_mode ?? ["values"],
-      subgraphs: payload.stream_subgraphs ?? false,
-      resumable: payload.stream_resumable ?? false,
-      interrupt_before: payload.interrupt_before ?? null,
-      interrupt_after: payload.interrupt_after ?? null,
-      webhook: payload.webhook ?? null,
-      feedback_keys: payload.feedback_keys ?? null,
-      temporary: options.temporary,
-    },
-  };
-}
 
 /** This process's workers as creating and awaiting runs see them (the worker pool). */
 export interface LocalWorkers {
@@ -126,22 +60,22 @@ async function waitAtMost<T>(
 
 /** Creating, finding, cancelling and awaiting runs; the queue and workers do the executing. */
 export class RunService {
-  readonly ctx: ServerContext;
-  readonly backend: RunBackend;
+  readonly #ctx: ServerContext;
+  readonly #backend: RunBackend;
   readonly #workers: LocalWorkers | undefined;
   /** For every thread a run creates: `if_not_exists: create`, stateless runs (kept or not: a temporary thread a crash left behind expires too), A2A. */
   readonly #defaultTtl: ThreadTtlPolicy | undefined;
 
   /** Without `workers` every run goes through the queue and is awaited through the event log. */
   constructor(ctx: ServerContext, backend: RunBackend, workers?: LocalWorkers) {
-    this.ctx = ctx;
-    this.backend = backend;
+    this.#ctx = ctx;
+    this.#backend = backend;
     this.#workers = workers;
     this.#defaultTtl = readThreadTtlSettings(ctx.config.configPath).defaultTtl;
   }
 
   async #assistant(idOrGraphId: string): Promise<Assistant> {
-    const assistant = await this.ctx.storage.assistants.get(resolveAssistantId(this.ctx, idOrGraphId));
+    const assistant = await this.#ctx.storage.assistants.get(resolveAssistantId(this.#ctx, idOrGraphId));
     if (!assistant) {
       throw notFound(
         `No assistant found for "${idOrGraphId}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
@@ -161,7 +95,7 @@ export class RunService {
     assistant: Assistant,
     temporaryId: string | undefined,
   ) {
-    const { threads } = this.ctx.storage;
+    const { threads } = this.#ctx.storage;
     const metadata = {
       ...(payload.metadata ?? {}),
       graph_id: assistant.graph_id,
@@ -188,13 +122,13 @@ export class RunService {
     headers: IncomingHttpHeaders,
     { runId }: { runId?: string } = {},
   ): Promise<Run> {
-    const { store } = this.backend;
+    const { store } = this.#backend;
     const created = runId === undefined ? undefined : await store.get(runId);
     if (created) return created;
     const strategy = payload.multitask_strategy ?? "enqueue";
     const [assistant, existing, busy] = await Promise.all([
       this.#assistant(payload.assistant_id),
-      threadId === undefined ? undefined : this.ctx.storage.threads.get(threadId),
+      threadId === undefined ? undefined : this.#ctx.storage.threads.get(threadId),
       threadId !== undefined && strategy === "reject"
         ? store.inflight(threadId).then((runs) => runs.length > 0)
         : false,
@@ -208,7 +142,7 @@ export class RunService {
       headers,
       now: new Date().toISOString(),
     });
-    const busyThread = await this.ctx.storage.threads.update(
+    const busyThread = await this.#ctx.storage.threads.update(
       thread.thread_id,
       {
         status: "busy",
@@ -247,40 +181,38 @@ export class RunService {
    * stands, and the thread marked busy above is idle again unless that run is still at work.
    */
   async #createdMeanwhile(run: Run): Promise<Run> {
-    const { store } = this.backend;
+    const { store } = this.#backend;
     if ((await store.inflight(run.thread_id)).length === 0) {
-      await this.ctx.storage.threads.update(run.thread_id, { status: "idle" });
+      await this.#ctx.storage.threads.update(run.thread_id, { status: "idle" });
     }
     return (await store.get(run.run_id)) ?? run;
   }
 
   /** The run, 404 when unknown or (with `threadId`) on another thread. */
   async get(threadId: string | undefined, runId: string): Promise<Run> {
-    if (threadId !== undefined && !(await this.ctx.storage.threads.get(threadId))) {
-      throw threadNotFound(threadId);
-    }
-    const run = await this.backend.store.get(runId);
+    if (threadId !== undefined) await this.#requireThread(threadId);
+    const run = await this.#backend.store.get(runId);
     if (!run || (threadId !== undefined && run.thread_id !== threadId)) throw notFound("Run not found");
     return run;
   }
 
   /** Stops a pending run at once, or signals the worker executing it (in whatever process). */
   async cancel(run: Run, action: CancelAction): Promise<void> {
-    const outcome = await this.backend.store.cancel(run.run_id, action);
+    const outcome = await this.#backend.store.cancel(run.run_id, action);
     if (outcome !== "cancelled") return;
-    await settleCancelledPending(this.backend, run.run_id, action === "rollback");
-    const inflight = await this.backend.store.inflight(run.thread_id);
-    if (inflight.length === 0) await this.ctx.storage.threads.update(run.thread_id, { status: "idle" });
+    await settleCancelledPending(this.#backend, run.run_id, action === "rollback");
+    const inflight = await this.#backend.store.inflight(run.thread_id);
+    if (inflight.length === 0) await this.#ctx.storage.threads.update(run.thread_id, { status: "idle" });
   }
 
   /** Deletes a run that is not running (409 if it is), with its events; a thread left without work is idle. */
   async delete(run: Run): Promise<void> {
-    const deleted = await this.backend.store.delete(run.run_id);
+    const deleted = await this.#backend.store.delete(run.run_id);
     if (deleted === "running") throw conflict("Run is running: cancel it first");
     if (deleted === "missing") throw notFound("Run not found");
-    await this.backend.events.delete([run.run_id]);
-    if (run.status === "pending" && (await this.backend.store.inflight(run.thread_id)).length === 0) {
-      await this.ctx.storage.threads.update(run.thread_id, { status: "idle" });
+    await this.#backend.events.delete([run.run_id]);
+    if (run.status === "pending" && (await this.#backend.store.inflight(run.thread_id)).length === 0) {
+      await this.#ctx.storage.threads.update(run.thread_id, { status: "idle" });
     }
   }
 
@@ -289,7 +221,7 @@ export class RunService {
    * rolled back (their worker deletes the record when it stops), finished ones with their events.
    */
   async deleteThreadRuns(threadId: string): Promise<void> {
-    const { store, events } = this.backend;
+    const { store, events } = this.#backend;
     const page = 100;
     for (;;) {
       const runs = await store.list(threadId, { limit: page, offset: 0 });
@@ -320,11 +252,11 @@ export class RunService {
       // The execution here ended without settling the run (lease lost, shutdown): its log tells the rest.
       break;
     }
-    const { events, store } = this.backend;
+    const { events, store } = this.#backend;
     // Answers from the record when the run ended without a readable log (expired, never executed).
     const fromRecord = async (current: Run | undefined): Promise<RunOutcome> => {
       if (!current) return { status: "deleted", values: null };
-      const thread = await this.ctx.storage.threads.get(run.thread_id);
+      const thread = await this.#ctx.storage.threads.get(run.thread_id);
       return { status: current.status, values: thread?.values ?? null };
     };
     let wake: (() => void) | undefined;
@@ -359,6 +291,52 @@ export class RunService {
 
   /** True when the run can produce no more events (gone, or finished without closing its log). */
   async isOver(runId: string): Promise<boolean> {
-    return isFinished(await this.backend.store.get(runId));
+    return isFinished(await this.#backend.store.get(runId));
+  }
+
+  /** The run as stored now, on whatever thread; undefined when unknown. */
+  find(runId: string): Promise<Run | undefined> {
+    return this.#backend.store.get(runId);
+  }
+
+  /** The thread's runs, newest first; 404 when the thread does not exist. */
+  async list(threadId: string, query: RunListQuery): Promise<Run[]> {
+    await this.#requireThread(threadId);
+    return this.#backend.store.list(threadId, query);
+  }
+
+  /** The thread's latest `limit` runs, oldest first (a thread stream polls this: no thread check). */
+  async recent(threadId: string, limit: number): Promise<Run[]> {
+    return (await this.#backend.store.list(threadId, { limit, offset: 0 })).reverse();
+  }
+
+  /** Pending and running runs of every thread. */
+  inflight(): Promise<Run[]> {
+    return this.#backend.store.allInflight();
+  }
+
+  /** The run's events after `afterId` (`-1`: all), live until its `__end__` entry (yielded too). */
+  readEvents(runId: string, options: { afterId: number; signal: AbortSignal; heartbeatMs: number }) {
+    return readRunEvents(this.#backend.events, runId, { ...options, isOver: () => this.isOver(runId) });
+  }
+
+  /** The last event the run logged; undefined when it logged none or its log expired. */
+  lastEvent(runId: string): Promise<LoggedEvent | undefined> {
+    return this.#backend.events.last(runId);
+  }
+
+  /**
+   * Calls `onActivity` whenever the queue signals that the thread's runs may have changed (in any
+   * process), until the returned function is called; 404 when the thread does not exist.
+   */
+  async watchThread(threadId: string, onActivity: () => void): Promise<() => Promise<void>> {
+    await this.#requireThread(threadId);
+    return this.#backend.onWake((id) => {
+      if (id === threadId) onActivity();
+    });
+  }
+
+  async #requireThread(threadId: string): Promise<void> {
+    if (!(await this.#ctx.storage.threads.get(threadId))) throw threadNotFound(threadId);
   }
 }

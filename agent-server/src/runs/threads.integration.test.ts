@@ -146,7 +146,7 @@ describe.each([
 
   it("deleting a thread stops its running run and deletes every run record of it", async () => {
     const { client } = server;
-    const { store } = server.runs.service().backend;
+    const service = server.runs.service();
     const thread = await client.threads.create();
     const finished = await client.runs.create(thread.thread_id, "steps", steps("done"));
     await client.runs.join(thread.thread_id, finished.run_id);
@@ -157,17 +157,17 @@ describe.each([
     await client.threads.delete(thread.thread_id);
 
     await expect(client.threads.get(thread.thread_id)).rejects.toThrow(/404/);
-    expect(await store.get(finished.run_id)).toBeUndefined();
-    expect(await store.get(pending.run_id)).toBeUndefined();
-    await waitUntil(async () => (await store.get(running.run_id)) === undefined, "the running run is gone", 3000);
-    expect(await store.list(thread.thread_id, { limit: 10, offset: 0 })).toEqual([]);
+    expect(await service.find(finished.run_id)).toBeUndefined();
+    expect(await service.find(pending.run_id)).toBeUndefined();
+    await waitUntil(async () => (await service.find(running.run_id)) === undefined, "the running run is gone", 3000);
+    expect(await service.recent(thread.thread_id, 10)).toEqual([]);
     const { checkpointer } = server.server.ctx.storage;
     expect(await checkpointer.getTuple({ configurable: { thread_id: thread.thread_id } })).toBeUndefined();
   });
 
   it("pruning threads with the delete strategy deletes their runs too", async () => {
     const { client } = server;
-    const { store } = server.runs.service().backend;
+    const service = server.runs.service();
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, "steps", steps("done"));
     await client.runs.join(thread.thread_id, run.run_id);
@@ -177,7 +177,7 @@ describe.each([
       body: JSON.stringify({ thread_ids: [thread.thread_id], strategy: "delete" }),
     });
     expect(await response.json()).toEqual({ pruned_count: 1 });
-    expect(await store.get(run.run_id)).toBeUndefined();
+    expect(await service.find(run.run_id)).toBeUndefined();
   });
 
   it("the thread stream replays from Last-Event-ID '-', resumes after any event id, and filters by stream mode", async () => {

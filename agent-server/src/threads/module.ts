@@ -1,21 +1,34 @@
 import type { ServerModule } from "../app.ts";
-import { type ThreadRoutesOptions, threadRemover, threadRoutes } from "./routes.ts";
+import { threadRoutes } from "./routes.ts";
+import { ThreadService, type ThreadServiceOptions } from "./service.ts";
 import { threadStateRoutes } from "./state-routes.ts";
 import { readThreadTtlSettings, ThreadTtlSweeper } from "./ttl.ts";
+
+export interface ThreadsModule extends ServerModule {
+  /** Available once the module started. */
+  service(): ThreadService;
+}
 
 /**
  * Thread, state and history routes, and the sweeper that applies thread TTLs; `onDelete` lets
  * the runs of a deleted thread go with it.
  */
-export function threadsModule(options: ThreadRoutesOptions = {}): ServerModule {
-  let sweeper: ThreadTtlSweeper | undefined;
+export function threadsModule(options: ThreadServiceOptions = {}): ThreadsModule {
+  let started: { service: ThreadService; sweeper: ThreadTtlSweeper } | undefined;
+  const service = () => {
+    if (!started) throw new Error("the threads module has not started");
+    return started.service;
+  };
   return {
     name: "threads",
-    routes: (ctx) => [...threadRoutes(ctx, options), ...threadStateRoutes(ctx)],
+    service,
+    routes: () => [...threadRoutes(service()), ...threadStateRoutes(service())],
     start: (ctx) => {
-      sweeper = new ThreadTtlSweeper(ctx, threadRemover(ctx, options));
+      const threads = new ThreadService(ctx, options);
+      const sweeper = new ThreadTtlSweeper(ctx, threads);
       sweeper.start(readThreadTtlSettings(ctx.config.configPath).sweepIntervalMs);
+      started = { service: threads, sweeper };
     },
-    stop: () => sweeper?.stop(),
+    stop: () => started?.sweeper.stop(),
   };
 }

@@ -1,21 +1,10 @@
-import { type AnyRoute, badRequest, conflict, defineRoute, notFound } from "@agentplane/common";
-import type { RunnableConfig } from "@langchain/core/runnables";
+import { type AnyRoute, defineRoute } from "@agentplane/common";
 import { z } from "zod";
-import type { ServerContext } from "../context.ts";
 import { QueryBoolean } from "../http/query.ts";
 import { CheckpointConfigSchema as CheckpointConfig } from "../runs/schemas.ts";
 import { apiSchemas } from "../schemas/registry.ts";
-import type { Thread } from "../storage/types.ts";
-import {
-  asClientError,
-  emptyThreadState,
-  syncThreadValues,
-  type ThreadState,
-  threadConfig,
-  threadGraph,
-  toApiCheckpoint,
-  toThreadState,
-} from "./state.ts";
+import type { ThreadService } from "./service.ts";
+import type { ThreadState } from "./state.ts";
 
 const TAG = "Thread State";
 
@@ -88,55 +77,8 @@ export const ThreadHistoryRequest = z
   })
   .register(apiSchemas, { id: "ThreadHistoryRequest" });
 
-async function findThread(ctx: ServerContext, threadId: string): Promise<Thread> {
-  const thread = await ctx.storage.threads.get(threadId);
-  if (!thread) throw notFound(`Thread with ID ${threadId} not found`);
-  return thread;
-}
-
-async function readState(
-  ctx: ServerContext,
-  threadId: string,
-  checkpoint: z.infer<typeof CheckpointConfig>,
-  subgraphs: boolean,
-): Promise<ThreadState> {
-  const thread = await findThread(ctx, threadId);
-  const graph = await threadGraph(ctx, thread);
-  if (!graph) return emptyThreadState();
-  return toThreadState(await graph.getState(threadConfig(thread, checkpoint), { subgraphs }));
-}
-
-interface HistoryOptions {
-  limit: number;
-  before?: string | z.infer<typeof CheckpointConfig> | { configurable: z.infer<typeof CheckpointConfig> } | null;
-  metadata?: Record<string, unknown> | null;
-  checkpoint?: z.infer<typeof CheckpointConfig> | null;
-}
-
-function checkpointIdOf(before: HistoryOptions["before"]): string | undefined {
-  if (!before) return undefined;
-  if (typeof before === "string") return before;
-  return "configurable" in before ? before.configurable.checkpoint_id : before.checkpoint_id;
-}
-
-async function readHistory(ctx: ServerContext, threadId: string, options: HistoryOptions): Promise<ThreadState[]> {
-  const thread = await findThread(ctx, threadId);
-  const graph = await threadGraph(ctx, thread);
-  if (!graph) return [];
-  const beforeId = checkpointIdOf(options.before);
-  const beforeConfig: RunnableConfig | undefined = beforeId ? { configurable: { checkpoint_id: beforeId } } : undefined;
-  const states: ThreadState[] = [];
-  const history = graph.getStateHistory(threadConfig(thread, options.checkpoint ?? {}), {
-    limit: options.limit,
-    before: beforeConfig,
-    filter: options.metadata ?? undefined,
-  });
-  for await (const snapshot of history) states.push(toThreadState(snapshot));
-  return states;
-}
-
 /** State, state update and history endpoints of threads. */
-export function threadStateRoutes(ctx: ServerContext): AnyRoute[] {
+export function threadStateRoutes(service: ThreadService): AnyRoute[] {
   return [
     defineRoute({
       method: "get",
@@ -148,7 +90,7 @@ export function threadStateRoutes(ctx: ServerContext): AnyRoute[] {
       query: z.object({ subgraphs: QueryBoolean.default(false) }),
       response: ThreadStateSchema,
       errors: [404],
-      handler: ({ params, query }) => readState(ctx, params.thread_id, {}, query.subgraphs),
+      handler: ({ params, query }) => service.state(params.thread_id, {}, query.subgraphs),
     }),
     defineRoute({
       method: "post",
@@ -161,20 +103,7 @@ export function threadStateRoutes(ctx: ServerContext): AnyRoute[] {
       response: ThreadStateUpdateResponse,
       errors: [400, 404, 409],
       handler: async ({ params, body }) => {
-        const thread = await findThread(ctx, params.thread_id);
-        if (thread.status === "busy") throw conflict("Thread is busy");
-        const graph = await threadGraph(ctx, thread);
-        if (!graph) throw badRequest(`Thread ${thread.thread_id} has no graph ID`);
-        const target = { ...body.checkpoint, ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}) };
-        const next = await asClientError(() =>
-          graph.updateState(
-            threadConfig(thread, target, body.as_node ? { writes: { [body.as_node]: body.values ?? null } } : {}),
-            body.values ?? null,
-            body.as_node,
-          ),
-        );
-        await syncThreadValues(ctx, thread, graph);
-        const checkpoint = toApiCheckpoint(next);
+        const checkpoint = await service.updateState(params.thread_id, body);
         return { checkpoint, configurable: checkpoint };
       },
     }),
@@ -189,7 +118,7 @@ export function threadStateRoutes(ctx: ServerContext): AnyRoute[] {
       response: ThreadStateSchema,
       errors: [404],
       handler: ({ params, query }) =>
-        readState(ctx, params.thread_id, { checkpoint_id: params.checkpoint_id }, query.subgraphs),
+        service.state(params.thread_id, { checkpoint_id: params.checkpoint_id }, query.subgraphs),
     }),
     defineRoute({
       method: "post",
@@ -201,7 +130,7 @@ export function threadStateRoutes(ctx: ServerContext): AnyRoute[] {
       body: z.object({ checkpoint: CheckpointConfig, subgraphs: z.boolean().default(false) }),
       response: ThreadStateSchema,
       errors: [404],
-      handler: ({ params, body }) => readState(ctx, params.thread_id, body.checkpoint, body.subgraphs),
+      handler: ({ params, body }) => service.state(params.thread_id, body.checkpoint, body.subgraphs),
     }),
     defineRoute({
       method: "get",
@@ -213,7 +142,7 @@ export function threadStateRoutes(ctx: ServerContext): AnyRoute[] {
       query: HistoryQuery,
       response: z.array(ThreadStateSchema),
       errors: [404],
-      handler: ({ params, query }) => readHistory(ctx, params.thread_id, query),
+      handler: ({ params, query }) => service.history(params.thread_id, query),
     }),
     defineRoute({
       method: "post",
@@ -225,7 +154,7 @@ export function threadStateRoutes(ctx: ServerContext): AnyRoute[] {
       body: ThreadHistoryRequest,
       response: z.array(ThreadStateSchema),
       errors: [404],
-      handler: ({ params, body }) => readHistory(ctx, params.thread_id, body),
+      handler: ({ params, body }) => service.history(params.thread_id, body),
     }),
   ];
 }

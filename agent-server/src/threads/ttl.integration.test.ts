@@ -3,7 +3,7 @@ import { testRedisUrl } from "../../../testing/redis.ts";
 import { type RunTestServer, startRunServer, ttlFixtureConfig } from "../runs/testing/server.ts";
 import { waitUntil } from "../runs/testing/wait.ts";
 import type { Thread } from "../storage/types.ts";
-import { threadRemover } from "./routes.ts";
+import { ThreadService } from "./service.ts";
 import { ThreadTtlSweeper } from "./ttl.ts";
 
 /**
@@ -25,10 +25,10 @@ describe.each([
   beforeAll(async () => {
     server = await startRunServer(redisUrl(), { configPath: ttlFixtureConfig });
     const { ctx } = server.server;
-    sweeper = new ThreadTtlSweeper(
-      ctx,
-      threadRemover(ctx, { onDelete: (threadId) => server.runs.service().deleteThreadRuns(threadId) }),
-    );
+    const threads = new ThreadService(ctx, {
+      onDelete: (threadId) => server.runs.service().deleteThreadRuns(threadId),
+    });
+    sweeper = new ThreadTtlSweeper(ctx, threads);
   });
   afterAll(async () => {
     await server?.close();

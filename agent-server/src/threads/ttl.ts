@@ -3,6 +3,7 @@ import type { ServerContext } from "../context.ts";
 import { readProjectSection } from "../graphs/project.ts";
 import { MINUTE_MS, TtlMinutesSchema } from "../schemas/common.ts";
 import type { Thread, ThreadTtlPolicy } from "../storage/types.ts";
+import type { ThreadService } from "./service.ts";
 
 /**
  * Thread TTLs: a thread with a TTL that sees no write (run, state update, patch) for that many
@@ -57,19 +58,19 @@ export function threadView(thread: Thread, includeTtl = false): Thread {
 }
 
 /**
- * Applies expired TTLs every `sweepIntervalMs`. `remove` deletes a thread the way
- * `DELETE /threads/{id}` does. Threads with a pending or running run are left alone: the run's
- * writes are activity, so their TTL starts again.
+ * Applies expired TTLs every `sweepIntervalMs`, deleting threads the way `DELETE /threads/{id}`
+ * does (runs included). Threads with a pending or running run are left alone: the run's writes
+ * are activity, so their TTL starts again.
  */
 export class ThreadTtlSweeper {
   readonly #ctx: ServerContext;
-  readonly #remove: (threadId: string, expected: Thread) => Promise<boolean>;
+  readonly #threads: ThreadService;
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<unknown> | undefined;
 
-  constructor(ctx: ServerContext, remove: (threadId: string, expected: Thread) => Promise<boolean>) {
+  constructor(ctx: ServerContext, threads: ThreadService) {
     this.#ctx = ctx;
-    this.#remove = remove;
+    this.#threads = threads;
   }
 
   start(intervalMs: number): void {
@@ -115,7 +116,7 @@ export class ThreadTtlSweeper {
 
   /** Deletes or prunes an expired thread, unless it changed since it was read. */
   async #apply(thread: Thread): Promise<boolean> {
-    if (thread.ttl?.strategy !== "keep_latest") return this.#remove(thread.thread_id, thread);
+    if (thread.ttl?.strategy !== "keep_latest") return this.#threads.remove(thread.thread_id, thread);
     // Marked first, so a thread written meanwhile keeps its history.
     if (!(await this.#ctx.storage.threads.updateIfUnchanged(thread, { ttl_applied: true }))) return false;
     await this.#ctx.storage.checkpointer.pruneThread(thread.thread_id);

@@ -1,7 +1,9 @@
+import type { Logger } from "@agentplane/common";
 import type { Request, Response } from "express";
 import type { z } from "zod";
+import type { RunCreate } from "../build.ts";
 import type { JoinStreamQuerySchema, Run } from "../schemas.ts";
-import type { RunCreate, RunService } from "../service.ts";
+import type { RunService } from "../service.ts";
 import { respondWithOutcome, respondWithStream } from "./respond.ts";
 
 const runLocation = (run: Run, stateless: boolean) =>
@@ -18,7 +20,7 @@ function lastEventId(req: Request): number {
  * What the run-creating and stream-joining endpoints do, shared by the thread and the stateless
  * routes (`threadId` undefined: a stateless run).
  */
-export function runHandlers(service: RunService, heartbeatMs: number) {
+export function runHandlers(service: RunService, { heartbeatMs, logger }: { heartbeatMs: number; logger: Logger }) {
   const create = async (threadId: string | undefined, body: RunCreate, req: Request, res: Response) => {
     const run = await service.create(threadId, body, req.headers);
     res.setHeader("Content-Location", runLocation(run, threadId === undefined));
@@ -33,6 +35,7 @@ export function runHandlers(service: RunService, heartbeatMs: number) {
       afterId: -1,
       cancelOnDisconnect: body.on_disconnect === "cancel",
       heartbeatMs,
+      logger,
     });
   };
   const wait = async (threadId: string | undefined, body: RunCreate, req: Request, res: Response) => {
@@ -41,6 +44,7 @@ export function runHandlers(service: RunService, heartbeatMs: number) {
       headers: { "Content-Location": runLocation(run, threadId === undefined) },
       cancelOnDisconnect: body.on_disconnect === "cancel",
       heartbeatMs,
+      logger,
     });
   };
   const joinStream = async (
@@ -57,6 +61,7 @@ export function runHandlers(service: RunService, heartbeatMs: number) {
       modes: query.stream_mode,
       cancelOnDisconnect: query.cancel_on_disconnect,
       heartbeatMs,
+      logger,
     });
   };
 

@@ -1,7 +1,7 @@
+import type { Logger } from "@agentplane/common";
 import type { Response } from "express";
 import { END_EVENT } from "../../stream/event-log.ts";
 import { eventStreamMode } from "../../stream/modes.ts";
-import { readRunEvents } from "../../stream/reader.ts";
 import { openSse, writeSseEvent, writeSseHeartbeat } from "../../stream/sse.ts";
 import type { Run, StreamMode } from "../schemas.ts";
 import type { RunService } from "../service.ts";
@@ -14,6 +14,8 @@ export interface RespondOptions {
   cancelOnDisconnect: boolean;
   /** Silence after which keep-alive bytes are written. */
   heartbeatMs: number;
+  /** Where failures that can no longer become an HTTP answer go. */
+  logger: Logger;
 }
 
 /** An AbortSignal that fires when the client disconnects before `settled()` was called. */
@@ -33,12 +35,12 @@ function disconnectSignal(res: Response, onDisconnect: () => void) {
   };
 }
 
-function cancelHandler(service: RunService, run: Run, enabled: boolean): () => void {
+function cancelHandler(service: RunService, run: Run, options: RespondOptions): () => void {
   return () => {
-    if (!enabled) return;
+    if (!options.cancelOnDisconnect) return;
     service
       .cancel(run, "interrupt")
-      .catch((error) => service.ctx.logger.warn({ err: error }, "cancel on disconnect failed"));
+      .catch((error) => options.logger.warn({ err: error }, "cancel on disconnect failed"));
   };
 }
 
@@ -54,13 +56,12 @@ export async function respondWithStream(
 ): Promise<void> {
   openSse(res, options.headers);
   const filter = options.modes ? new Set<string>(options.modes) : undefined;
-  const connection = disconnectSignal(res, cancelHandler(service, run, options.cancelOnDisconnect));
+  const connection = disconnectSignal(res, cancelHandler(service, run, options));
   try {
-    const items = readRunEvents(service.backend.events, run.run_id, {
+    const items = service.readEvents(run.run_id, {
       afterId: options.afterId,
       signal: connection.signal,
       heartbeatMs: options.heartbeatMs,
-      isOver: () => service.isOver(run.run_id),
     });
     for await (const item of items) {
       if ("heartbeat" in item) {
@@ -73,7 +74,7 @@ export async function respondWithStream(
       writeSseEvent(res, item.event, item.data, item.id);
     }
   } catch (error) {
-    service.ctx.logger.error({ err: error, run_id: run.run_id }, "streaming a run failed");
+    options.logger.error({ err: error, run_id: run.run_id }, "streaming a run failed");
   } finally {
     connection.settled();
     res.end();
@@ -86,7 +87,7 @@ export async function respondWithStream(
  * is valid JSON).
  */
 export async function respondWithOutcome(service: RunService, res: Response, run: Run, options: RespondOptions) {
-  const connection = disconnectSignal(res, cancelHandler(service, run, options.cancelOnDisconnect));
+  const connection = disconnectSignal(res, cancelHandler(service, run, options));
   let started = false;
   const outcome = await service.outcome(run, connection.signal, options.heartbeatMs, () => {
     if (!started) {

@@ -1,4 +1,4 @@
-import { type AnyRoute, defineRoute } from "@agentplane/common";
+import { type AnyRoute, defineRoute, type Logger } from "@agentplane/common";
 import { z } from "zod";
 import {
   BulkCancelBodySchema,
@@ -15,7 +15,7 @@ import {
   ThreadRunParamsSchema,
   ThreadStreamQuerySchema,
 } from "../schemas.ts";
-import { type RunService, threadNotFound } from "../service.ts";
+import type { RunService } from "../service.ts";
 import { runHandlers } from "./handlers.ts";
 import { respondWithOutcome } from "./respond.ts";
 import { statelessRunRoutes } from "./stateless-routes.ts";
@@ -24,13 +24,15 @@ import { streamThread } from "./thread-stream.ts";
 export interface RunRoutesOptions {
   /** Silence on a stream or a wait after which keep-alive bytes are sent. */
   heartbeatMs: number;
+  /** For failures after an answer has started (streams, waits). */
+  logger: Logger;
 }
 
 const tag = "Thread Runs";
 
 /** Every run endpoint: thread runs, stateless runs, joins, streams and cancels. */
-export function runRoutes(service: RunService, { heartbeatMs }: RunRoutesOptions): AnyRoute[] {
-  const handlers = runHandlers(service, heartbeatMs);
+export function runRoutes(service: RunService, { heartbeatMs, logger }: RunRoutesOptions): AnyRoute[] {
+  const handlers = runHandlers(service, { heartbeatMs, logger });
   const { create, stream, wait, joinStream } = handlers;
   return [
     defineRoute({
@@ -78,12 +80,7 @@ export function runRoutes(service: RunService, { heartbeatMs }: RunRoutesOptions
       query: RunListQuerySchema,
       response: z.array(RunSchema),
       errors: [404],
-      handler: async ({ params, query }) => {
-        if (!(await service.ctx.storage.threads.get(params.thread_id))) {
-          throw threadNotFound(params.thread_id);
-        }
-        return service.backend.store.list(params.thread_id, query);
-      },
+      handler: ({ params, query }) => service.list(params.thread_id, query),
     }),
     defineRoute({
       method: "get",
@@ -124,6 +121,7 @@ export function runRoutes(service: RunService, { heartbeatMs }: RunRoutesOptions
           headers: {},
           cancelOnDisconnect: query.cancel_on_disconnect,
           heartbeatMs,
+          logger,
         });
       },
     }),
@@ -176,7 +174,7 @@ export function runRoutes(service: RunService, { heartbeatMs }: RunRoutesOptions
         if ("run_ids" in body) {
           runs = await Promise.all(body.run_ids.map((runId) => service.get(body.thread_id, runId)));
         } else {
-          const inflight = await service.backend.store.allInflight();
+          const inflight = await service.inflight();
           runs = body.status === "all" ? inflight : inflight.filter((run) => run.status === body.status);
         }
         for (const run of runs) await service.cancel(run, query.action);
@@ -191,16 +189,13 @@ export function runRoutes(service: RunService, { heartbeatMs }: RunRoutesOptions
       params: ThreadIdParamsSchema,
       query: ThreadStreamQuerySchema,
       errors: [404],
-      handler: async ({ params, query, req, res }) => {
-        if (!(await service.ctx.storage.threads.get(params.thread_id))) {
-          throw threadNotFound(params.thread_id);
-        }
-        await streamThread(service, res, params.thread_id, {
+      handler: ({ params, query, req, res }) =>
+        streamThread(service, res, params.thread_id, {
           heartbeatMs,
           modes: query.stream_modes ?? query.stream_mode ?? ["run_modes"],
           lastEventId: req.header("last-event-id"),
-        });
-      },
+          logger,
+        }),
     }),
     ...statelessRunRoutes(service, handlers),
   ];

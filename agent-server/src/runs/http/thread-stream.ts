@@ -1,6 +1,6 @@
+import type { Logger } from "@agentplane/common";
 import type { Response } from "express";
 import { END_EVENT, type LoggedEvent } from "../../stream/event-log.ts";
-import { readRunEvents } from "../../stream/reader.ts";
 import { openSse, writeSseEvent, writeSseHeartbeat } from "../../stream/sse.ts";
 import type { Run, ThreadStreamMode } from "../schemas.ts";
 import type { RunService } from "../service.ts";
@@ -49,6 +49,7 @@ export interface ThreadStreamOptions {
   modes: ThreadStreamMode[];
   /** The `Last-Event-ID` header. */
   lastEventId?: string;
+  logger: Logger;
 }
 
 /**
@@ -59,20 +60,19 @@ export interface ThreadStreamOptions {
  */
 export async function streamThread(service: RunService, res: Response, threadId: string, options: ThreadStreamOptions) {
   const { heartbeatMs } = options;
-  openSse(res);
-  const controller = new AbortController();
-  res.on("close", () => controller.abort());
-  const { store, events } = service.backend;
   const passes = (event: string) => options.modes.some((mode) => PASSES[mode](event));
   const announcesEnd = options.modes.includes("run_modes") || options.modes.includes("lifecycle");
   let wake: (() => void) | undefined;
   let active = false;
-  const unwatch = await service.backend.onWake((id) => {
-    if (id !== threadId) return;
+  // Before the SSE headers: an unknown thread is still a 404.
+  const unwatch = await service.watchThread(threadId, () => {
     active = true;
     wake?.();
   });
-  const recent = async () => (await store.list(threadId, { limit: RECENT_RUNS, offset: 0 })).reverse();
+  openSse(res);
+  const controller = new AbortController();
+  res.on("close", () => controller.abort());
+  const recent = () => service.recent(threadId, RECENT_RUNS);
   const { seen, afterId } = resumePoint(options.lastEventId, await recent());
   const write = (runId: string, item: LoggedEvent) => {
     if (item.event !== END_EVENT) {
@@ -112,16 +112,11 @@ export async function streamThread(service: RunService, res: Response, threadId:
       }
       seen.add(next.run_id);
       const after = afterId.get(next.run_id) ?? -1;
-      const last = await events.last(next.run_id);
+      const last = await service.lastEvent(next.run_id);
       // Resuming after a run's last event, or its log expired: nothing of it is left to send.
       if (last?.event === END_EVENT && last.id <= after) continue;
       if (!last && next.status !== "pending" && next.status !== "running") continue;
-      const items = readRunEvents(events, next.run_id, {
-        afterId: after,
-        signal: controller.signal,
-        heartbeatMs,
-        isOver: () => service.isOver(next.run_id),
-      });
+      const items = service.readEvents(next.run_id, { afterId: after, signal: controller.signal, heartbeatMs });
       for await (const item of items) {
         if ("heartbeat" in item) writeSseHeartbeat(res);
         else write(next.run_id, item);
@@ -129,7 +124,7 @@ export async function streamThread(service: RunService, res: Response, threadId:
       idleSince = Date.now();
     }
   } catch (error) {
-    service.ctx.logger.error({ err: error, thread_id: threadId }, "streaming a thread failed");
+    options.logger.error({ err: error, thread_id: threadId }, "streaming a thread failed");
   } finally {
     await unwatch();
     res.end();

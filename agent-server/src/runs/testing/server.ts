@@ -3,7 +3,6 @@ import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { Client } from "@langchain/langgraph-sdk";
 import { startTestServer } from "../../graphs/testing/server.ts";
 import { type AgentServer, defaultModules } from "../../server.ts";
-import { threadsModule } from "../../threads/module.ts";
 import { type RunsModule, runsModule } from "../module.ts";
 import type { RunSettings } from "../settings.ts";
 
@@ -36,14 +35,9 @@ export async function startRunServer(
     configPath?: string;
   } = {},
 ): Promise<RunTestServer> {
-  // Crons and thread deletion reach runs through the default runs module, which this server replaces.
   const runs = runsModule({ settings: { ...fastRunSettings, ...options.settings }, callbacks: options.callbacks });
-  const replaced = new Set(["runs", "crons", "threads"]);
-  const modules = [
-    ...defaultModules().filter((module) => !replaced.has(module.name)),
-    threadsModule({ onDelete: (threadId) => runs.service().deleteThreadRuns(threadId) }),
-    runs,
-  ];
+  // No cron scheduler: run tests create no crons.
+  const modules = defaultModules({ runs }).filter((module) => module.name !== "crons");
   const server = await startTestServer(options.configPath ?? runFixtureConfig, {
     redisUrl,
     prefix: options.prefix ?? `runs-${randomUUID().slice(0, 8)}:`,

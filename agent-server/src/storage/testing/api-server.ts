@@ -2,12 +2,14 @@ import { createJsonApp, createLogger, errorHandler, listen, mountRoutes, notFoun
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { testRedisUrl, uniquePrefix } from "../../../../testing/redis.ts";
 import { assistantRoutes } from "../../assistants/routes.ts";
+import { AssistantService } from "../../assistants/service.ts";
 import { loadConfig } from "../../config.ts";
 import type { ServerContext } from "../../context.ts";
 import { deriveGraphSchemas } from "../../graphs/schemas.ts";
 import { fixtureConfig } from "../../graphs/testing/server.ts";
 import type { AnyCompiledGraph, GraphRegistry } from "../../graphs/types.ts";
 import { threadRoutes } from "../../threads/routes.ts";
+import { ThreadService } from "../../threads/service.ts";
 import { createMemoryStorage } from "../memory.ts";
 import { createRedisStorage } from "../redis.ts";
 import type { Storage } from "../types.ts";
@@ -65,7 +67,8 @@ export async function startApiServer(storage: Storage): Promise<ApiServer> {
     logger,
   };
   const app = createJsonApp();
-  mountRoutes(app, [...assistantRoutes(ctx), ...threadRoutes(ctx)]);
+  const threads = new ThreadService(ctx);
+  mountRoutes(app, [...assistantRoutes(new AssistantService(ctx, () => threads)), ...threadRoutes(threads)]);
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
   const server = await listen(app, 0);

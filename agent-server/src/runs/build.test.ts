@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Assistant, Thread } from "../storage/types.ts";
-import { buildRun } from "./service.ts";
+import { buildRun } from "./build.ts";
 
 const assistant: Assistant = {
   assistant_id: "a1",
