@@ -407,7 +407,303 @@ const cases: Case[] = [
     ],
     requeue: POLL,
   },
+  {
+    name: "deletion: AWAITING_DELETE, every child and the Redis claim deleted, then the finalizer released",
+    objects: [
+      deployment(
+        {},
+        { deletionTimestamp: second(50) },
+        {
+          latestCreatedRevision: "r1",
+          latestReadyRevision: "r1",
+          url: URL,
+          deploymentStatus: "READY",
+          readyReplicas: 1,
+        },
+      ),
+      revision("r1", 10, "DEPLOYED", { resources: { maxScale: 3 } }),
+      ...appliedChildren(deployment(), revision("r1", 10, undefined, { resources: { maxScale: 3 } }), {
+        Deployment: rolledOut,
+        StatefulSet: redisUp,
+      }),
+      redisClaim(),
+    ],
+    writes: [
+      `status AgentDeployment ${NAME}`,
+      `delete HorizontalPodAutoscaler ${AGENT}`,
+      `delete Deployment ${AGENT}`,
+      `delete Service ${AGENT}`,
+      `delete StatefulSet ${REDIS}`,
+      `delete Service ${REDIS}`,
+      `delete PersistentVolumeClaim data-${REDIS}-0`,
+      `patch AgentDeployment ${NAME}: test /metadata/resourceVersion; replace /metadata/finalizers []`,
+    ],
+    status: {
+      [NAME]: {
+        latestCreatedRevision: "r1",
+        latestReadyRevision: "r1",
+        url: URL,
+        readyReplicas: 1,
+        deploymentStatus: "AWAITING_DELETE",
+        conditions: ["Ready=False Deleting: removing the deployment's resources"],
+      },
+    },
+    events: ["Normal Deleting Removing the agent server, its Service and Redis"],
+    requeue: undefined,
+    after: (cluster) => expect(cluster.get(resources.agentDeployment, "agents", NAME)).toBeUndefined(),
+  },
+  {
+    name: "deletion waits while a child is still terminating (a claim held by pvc-protection)",
+    objects: [
+      deployment({}, { deletionTimestamp: second(50) }),
+      revision("r1", 10, "DEPLOYED"),
+      redisClaim(["kubernetes.io/pvc-protection"]),
+    ],
+    writes: [
+      `status AgentDeployment ${NAME}`,
+      `delete HorizontalPodAutoscaler ${AGENT}`,
+      `delete Deployment ${AGENT}`,
+      `delete Service ${AGENT}`,
+      `delete StatefulSet ${REDIS}`,
+      `delete Service ${REDIS}`,
+      `delete PersistentVolumeClaim data-${REDIS}-0`,
+    ],
+    status: {
+      [NAME]: {
+        deploymentStatus: "AWAITING_DELETE",
+        conditions: ["Ready=False Deleting: removing the deployment's resources"],
+      },
+    },
+    events: ["Normal Deleting Removing the agent server, its Service and Redis"],
+    requeue: 1000,
+    after: (cluster) =>
+      expect(cluster.get(resources.agentDeployment, "agents", NAME)?.metadata?.finalizers).toEqual([CLEANUP_FINALIZER]),
+  },
+  {
+    name: "deletion without our finalizer: nothing to clean up",
+    objects: [deployment({}, { deletionTimestamp: second(50), finalizers: ["example.com/keep"] })],
+    writes: [],
+    requeue: undefined,
+  },
+  {
+    name: "children no longer desired are deleted: Redis when it becomes external, the HPA when maxScale drops",
+    objects: [
+      deployment(
+        { revisionName: "r2", redis: { externalUrlSecretRef: { name: "redis", key: "url" } } },
+        { generation: 2 },
+      ),
+      revision("r1", 10, "DEPLOYED", { resources: { maxScale: 3 } }),
+      revision("r2", 20, "AWAITING_DEPLOY"),
+      ...appliedChildren(deployment(), revision("r1", 10, undefined, { resources: { maxScale: 3 } }), {
+        Deployment: rolledOut,
+        StatefulSet: redisUp,
+      }),
+    ],
+    writes: [
+      `apply Deployment ${AGENT}`,
+      `delete StatefulSet ${REDIS}`,
+      `delete Service ${REDIS}`,
+      `delete HorizontalPodAutoscaler ${AGENT}`,
+      `status AgentDeployment ${NAME}`,
+      "status AgentRevision r2",
+    ],
+    applied: {
+      [`Deployment ${AGENT}`]: {
+        spec: {
+          replicas: 1,
+          template: {
+            spec: {
+              containers: [
+                { env: [{ name: "PORT" }, { name: "REDIS_URI", valueFrom: { secretKeyRef: { name: "redis" } } }] },
+              ],
+            },
+          },
+        },
+      },
+    },
+    status: {
+      [NAME]: {
+        observedGeneration: 2,
+        latestCreatedRevision: "r2",
+        readyReplicas: 1,
+        deploymentStatus: "READY",
+        conditions: deploying("r2"),
+      },
+      r2: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOYING",
+        message: "",
+        readyReplicas: 1,
+        conditions: ["Ready=Unknown Deploying"],
+      },
+    },
+    events: [
+      `Normal Updated Updated Deployment ${AGENT}`,
+      `Normal Deleted Deleted StatefulSet ${REDIS}`,
+      `Normal Deleted Deleted Service ${REDIS}`,
+      `Normal Deleted Deleted HorizontalPodAutoscaler ${AGENT}`,
+      "Normal Deploying Revision r2 is DEPLOYING",
+    ],
+    requeue: POLL,
+  },
+  {
+    name: "a child of that name that someone else owns is left alone",
+    objects: [
+      deployment({ redis: { externalUrlSecretRef: { name: "redis", key: "url" } } }),
+      revision("r1", 10, "DEPLOYED"),
+      ...appliedChildren(
+        deployment({ redis: { externalUrlSecretRef: { name: "redis", key: "url" } } }),
+        revision("r1", 10),
+        {
+          Deployment: rolledOut,
+        },
+      ),
+      ...appliedChildren(deployment({}, { uid: "uid-other" }), revision("r1", 10)).filter(
+        (c) => c.kind === "StatefulSet",
+      ),
+    ],
+    writes: [`status AgentDeployment ${NAME}`, "status AgentRevision r1"],
+    status: {
+      [NAME]: {
+        observedGeneration: 1,
+        latestCreatedRevision: "r1",
+        latestReadyRevision: "r1",
+        url: URL,
+        readyReplicas: 1,
+        deploymentStatus: "READY",
+        conditions: [
+          "Ready=True RevisionReady: 1 of 1 replicas available",
+          "Progressing=False RolloutComplete: 1 of 1 replicas available",
+          "Degraded=False AsExpected",
+        ],
+      },
+      r1: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOYED",
+        message: "",
+        readyReplicas: 1,
+        conditions: ["Ready=True RolloutComplete"],
+      },
+    },
+    requeue: undefined,
+  },
+  failure(
+    "crash-looping pod",
+    crashLooping,
+    "CrashLoopBackOff",
+    `${AGENT}-abc: container agent-server keeps crashing with exit code 3 (restarted 4 times)`,
+  ),
+  failure(
+    "image pull error",
+    pullFailing,
+    "ImagePullBackOff",
+    `${AGENT}-abc: container agent-server cannot pull its image (ErrImagePull): manifest unknown`,
+  ),
+  failure("unschedulable pod", unschedulable, "Unschedulable", `${AGENT}-abc: 0/3 nodes: Insufficient cpu`),
+  failure(
+    "progress deadline exceeded",
+    { phase: "Running" },
+    "ProgressDeadlineExceeded",
+    "ReplicaSet has timed out progressing.",
+    {
+      ...stalled,
+      conditions: [
+        {
+          type: "Progressing",
+          status: "False",
+          reason: "ProgressDeadlineExceeded",
+          message: "ReplicaSet has timed out progressing.",
+        },
+      ],
+    },
+  ),
+  {
+    name: "a DEPLOYED revision stays DEPLOYED when its pod later crash-loops; the deployment is Degraded",
+    objects: [
+      deployment(
+        {},
+        {},
+        {
+          latestCreatedRevision: "r1",
+          latestReadyRevision: "r1",
+          url: URL,
+          deploymentStatus: "READY",
+          readyReplicas: 1,
+        },
+      ),
+      revision("r1", 10, "DEPLOYED"),
+      ...appliedChildren(deployment(), revision("r1", 10), { Deployment: stalled, StatefulSet: redisUp }),
+      agentPod(deployment(), revision("r1", 10), `${AGENT}-abc`, crashLooping),
+    ],
+    writes: [`status AgentDeployment ${NAME}`, "status AgentRevision r1"],
+    status: {
+      [NAME]: {
+        observedGeneration: 1,
+        latestCreatedRevision: "r1",
+        latestReadyRevision: "r1",
+        url: URL,
+        readyReplicas: 0,
+        deploymentStatus: "READY",
+        conditions: [
+          "Ready=Unknown Deploying: rolling out revision r1",
+          "Progressing=True Deploying: rolling out revision r1",
+          `Degraded=True CrashLoopBackOff: ${AGENT}-abc: container agent-server keeps crashing with exit code 3 (restarted 4 times)`,
+        ],
+      },
+      r1: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOYED",
+        message: "",
+        readyReplicas: 0,
+        conditions: ["Ready=True RolloutComplete"],
+      },
+    },
+    requeue: POLL,
+  },
 ];
+
+/** The active revision r1 fails while rolling out: DEPLOY_FAILED with the reason, the deployment Degraded. */
+function failure(
+  what: string,
+  podStatus: object,
+  reason: string,
+  detail: string,
+  deploymentStatus: object = stalled,
+): Case {
+  const message = `${reason}: ${detail}`;
+  return {
+    name: `failure, ${what}: revision DEPLOY_FAILED (${reason}), deployment Ready=False`,
+    objects: [
+      deployment({}, {}, { latestCreatedRevision: "r1", deploymentStatus: "READY", readyReplicas: 0 }),
+      revision("r1", 10, "DEPLOYING"),
+      ...appliedChildren(deployment(), revision("r1", 10), { Deployment: deploymentStatus, StatefulSet: redisUp }),
+      agentPod(deployment(), revision("r1", 10), `${AGENT}-abc`, podStatus),
+    ],
+    writes: [`status AgentDeployment ${NAME}`, "status AgentRevision r1"],
+    status: {
+      [NAME]: {
+        observedGeneration: 1,
+        latestCreatedRevision: "r1",
+        readyReplicas: 0,
+        deploymentStatus: "READY",
+        conditions: [
+          `Ready=False RevisionFailed: ${message}`,
+          `Progressing=False RolloutFailed: ${message}`,
+          `Degraded=True ${reason}: ${detail}`,
+        ],
+      },
+      r1: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOY_FAILED",
+        message,
+        readyReplicas: 0,
+        conditions: [`Ready=False ${reason}: ${message}`],
+      },
+    },
+    events: [`Warning ${reason} Revision r1 is DEPLOY_FAILED: ${message}`],
+    requeue: POLL,
+  };
+}
 
 describe("Reconciler.reconcile", () => {
   it.each(cases.map((c) => [c.name, c] as const))("%s", async (_name, c) => {
