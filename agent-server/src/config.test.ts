@@ -19,6 +19,7 @@ describe("loadConfig", () => {
       nWorkers: 10,
       bodyLimit: "10mb",
       corsOrigins: ["*"],
+      pooledRandomValues: true,
     });
     const serve = loadConfig(["serve", "--config", "x/langgraph.json"], { REDIS_URI: "redis://r:6380" });
     expect(serve).toMatchObject({
@@ -48,6 +49,16 @@ describe("loadConfig", () => {
     expect(loadConfig(["dev"], { PORT: "7000" }).port).toBe(7000);
   });
 
+  it.each([
+    ["false", false],
+    ["FALSE", false],
+    ["0", false],
+    ["true", true],
+    ["1", true],
+  ])("reads POOLED_RANDOM_VALUES=%s as %s", (value, expected) => {
+    expect(loadConfig(["dev"], { POOLED_RANDOM_VALUES: value }).pooledRandomValues).toBe(expected);
+  });
+
   it("keeps only SHA-256 digests of API keys, from the variable and the file", () => {
     const dir = mkdtempSync(join(tmpdir(), "agentplane-keys-"));
     const file = join(dir, "keys");
@@ -68,6 +79,8 @@ describe("loadConfig", () => {
     [["dev"], { LOG_LEVEL: "loud" }, /LOG_LEVEL must be one of/],
     [["dev"], { N_WORKERS: "-1" }, /N_WORKERS must be at least 0/],
     [["dev"], { BODY_LIMIT: "lots" }, /BODY_LIMIT must look like/],
+    [["dev"], { POOLED_RANDOM_VALUES: "yes" }, /POOLED_RANDOM_VALUES must be true or false/],
+    [["dev"], { POOLED_RANDOM_VALUES: "" }, /POOLED_RANDOM_VALUES must be true or false/],
     [["dev"], { AGENTPLANE_API_KEYS_FILE: "/nonexistent/keys" }, /cannot read AGENTPLANE_API_KEYS_FILE/],
   ])("rejects %j %j with a one-line message", (argv, env, message) => {
     expect(() => loadConfig(argv, env as NodeJS.ProcessEnv)).toThrow(ConfigError);

@@ -27,6 +27,11 @@ export interface ServerConfig {
   corsOrigins: string[];
   /** How long shutdown waits for in-flight requests before closing them. */
   shutdownGraceMs: number;
+  /**
+   * Serve small `crypto.getRandomValues` calls from a pool of CSPRNG bytes (POOLED_RANDOM_VALUES,
+   * default true; see pooled-random.ts). The patch is process-wide: graph code sees it too.
+   */
+  pooledRandomValues: boolean;
 }
 
 /** Bad flags or environment: the CLI prints the message and exits with code 2. */
@@ -66,6 +71,9 @@ const RawSettings = z.object({
   bodyLimit: z.string().regex(/^\d+(b|kb|mb|gb)?$/i, "BODY_LIMIT must look like 512kb, 10mb or a byte count"),
   corsOrigins: z.string().min(1),
   shutdownGraceMs: integerSetting("SHUTDOWN_GRACE_MS", 0, 600_000),
+  pooledRandomValues: z
+    .enum(["true", "false", "1", "0"], { error: "POOLED_RANDOM_VALUES must be true or false" })
+    .transform((value) => value === "true" || value === "1"),
 });
 
 function readKeyFile(path: string): string[] {
@@ -143,6 +151,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       bodyLimit: env.BODY_LIMIT ?? "10mb",
       corsOrigins: env.CORS_ALLOW_ORIGINS ?? "*",
       shutdownGraceMs: env.SHUTDOWN_GRACE_MS ?? 10_000,
+      pooledRandomValues: (env.POOLED_RANDOM_VALUES ?? "true").toLowerCase(),
     },
     "configuration",
   );
@@ -166,5 +175,6 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     bodyLimit: raw.bodyLimit,
     corsOrigins: raw.corsOrigins.split(",").map((origin) => origin.trim()),
     shutdownGraceMs: raw.shutdownGraceMs,
+    pooledRandomValues: raw.pooledRandomValues,
   };
 }

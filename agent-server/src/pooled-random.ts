@@ -12,7 +12,8 @@ const pooled = Symbol.for("agentplane.pooledGetRandomValues");
  * `getRandomValues`) for every runnable call of a graph; each platform call costs microseconds of
  * validation and entropy work, which added up to an eighth of the server's CPU per run. Bytes are
  * handed out once and never reused; larger and non-integer requests keep the platform behaviour.
- * Idempotent.
+ * The patch is on the process's `crypto`, so graph code running in the server gets the pooled
+ * generator too; POOLED_RANDOM_VALUES=false leaves the platform's in place. Idempotent.
  */
 export function installPooledRandomValues(): void {
   const platformCrypto = globalThis.crypto as webcrypto.Crypto & { [pooled]?: true };
