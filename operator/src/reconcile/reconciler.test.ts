@@ -19,10 +19,8 @@ import { type RecordedWrite, recordingCluster } from "../testing/recording-clust
  */
 interface Case {
   name: string;
-  /** What the API server and (trimmed and filtered like the informers) the caches hold. */
+  /** What the API server and (trimmed and filtered like the informers) the caches hold; `agents/demo` is reconciled. */
   objects: KubeObject[];
-  /** Default `agents/demo`. */
-  key?: string;
   /** Every write in the order sent: `apply|status|patch|delete Kind name` (see `describeWrite`). */
   writes: string[];
   /** Fields of applied bodies that matter, by `Kind name`. */
@@ -33,11 +31,17 @@ interface Case {
   events?: string[];
   /** `requeueAfterMs` of the result (pollMs is 2000 here). */
   requeue: number | undefined;
+  /**
+   * Writes of a second reconcile once the caches show the first one's writes; default none (a
+   * level-based reconciler that rewrites what is already there wakes every watcher up each time).
+   */
+  again?: string[];
   /** Further checks on what the API server holds afterwards. */
   after?: (cluster: Awaited<ReturnType<typeof recordingCluster>>) => void;
 }
 
 const NAME = "demo";
+const KEY = `agents/${NAME}`;
 const AGENT = `agent-${NAME}`;
 const REDIS = `${AGENT}-redis`;
 const POLL = 2000;
@@ -115,6 +119,16 @@ const deploying = (rev: string) => [
   `Ready=Unknown Deploying: rolling out revision ${rev}`,
   `Progressing=True Deploying: rolling out revision ${rev}`,
   "Degraded=False AsExpected",
+];
+
+/** cleanUp deletes every child by name, whether or not it exists (a missing one counts as deleted). */
+const teardown = [
+  `delete HorizontalPodAutoscaler ${AGENT}`,
+  `delete Deployment ${AGENT}`,
+  `delete Service ${AGENT}`,
+  `delete StatefulSet ${REDIS}`,
+  `delete Service ${REDIS}`,
+  `delete PersistentVolumeClaim data-${REDIS}-0`,
 ];
 
 const cases: Case[] = [
@@ -430,12 +444,7 @@ const cases: Case[] = [
     ],
     writes: [
       `status AgentDeployment ${NAME}`,
-      `delete HorizontalPodAutoscaler ${AGENT}`,
-      `delete Deployment ${AGENT}`,
-      `delete Service ${AGENT}`,
-      `delete StatefulSet ${REDIS}`,
-      `delete Service ${REDIS}`,
-      `delete PersistentVolumeClaim data-${REDIS}-0`,
+      ...teardown,
       `patch AgentDeployment ${NAME}: test /metadata/resourceVersion; replace /metadata/finalizers []`,
     ],
     status: {
@@ -459,15 +468,7 @@ const cases: Case[] = [
       revision("r1", 10, "DEPLOYED"),
       redisClaim(["kubernetes.io/pvc-protection"]),
     ],
-    writes: [
-      `status AgentDeployment ${NAME}`,
-      `delete HorizontalPodAutoscaler ${AGENT}`,
-      `delete Deployment ${AGENT}`,
-      `delete Service ${AGENT}`,
-      `delete StatefulSet ${REDIS}`,
-      `delete Service ${REDIS}`,
-      `delete PersistentVolumeClaim data-${REDIS}-0`,
-    ],
+    writes: [`status AgentDeployment ${NAME}`, ...teardown],
     status: {
       [NAME]: {
         deploymentStatus: "AWAITING_DELETE",
@@ -476,6 +477,8 @@ const cases: Case[] = [
     },
     events: ["Normal Deleting Removing the agent server, its Service and Redis"],
     requeue: 1000,
+    // Deletes are sent again on every pass until the claim is gone.
+    again: teardown,
     after: (cluster) =>
       expect(cluster.get(resources.agentDeployment, "agents", NAME)?.metadata?.finalizers).toEqual([CLEANUP_FINALIZER]),
   },
@@ -708,7 +711,8 @@ function failure(
 describe("Reconciler.reconcile", () => {
   it.each(cases.map((c) => [c.name, c] as const))("%s", async (_name, c) => {
     const cluster = await recordingCluster(c.objects);
-    const result = await cluster.reconciler({ pollMs: POLL }).reconcile(c.key ?? `agents/${NAME}`);
+    const reconciler = cluster.reconciler({ pollMs: POLL });
+    const result = await reconciler.reconcile(KEY);
     expect({
       writes: cluster.writes.map(describeWrite),
       status: writtenStatuses(cluster.writes),
@@ -720,6 +724,11 @@ describe("Reconciler.reconcile", () => {
       expect(write?.body, what).toMatchObject(fields);
     }
     c.after?.(cluster);
+
+    cluster.sync();
+    const sent = cluster.writes.length;
+    await reconciler.reconcile(KEY);
+    expect(cluster.writes.slice(sent).map(describeWrite), "writes of a second reconcile").toEqual(c.again ?? []);
   });
 });
 
