@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseAllDocuments, stringify } from "yaml";
 
-export const REPO = resolve(import.meta.dirname, "../..");
+export const REPO = resolve(import.meta.dirname, "..");
 export const CHART = join(REPO, "charts/agentplane");
 
 export interface KubeManifest {

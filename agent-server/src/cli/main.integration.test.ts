@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { freePort } from "../../../testing/redis-server.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
+const root = fileURLToPath(new URL("../../../", import.meta.url));
 const cli = "agent-server/src/cli/main.ts";
 const exampleConfig = "agent-server/example/langgraph.json";
 const KEY = "process-test-key";

@@ -31,7 +31,7 @@ import {
  * the node:24 base layers and the apt-get install of tini (recorded in `unchecked`).
  */
 
-const REPO = resolve(import.meta.dirname, "..");
+const REPO = resolve(import.meta.dirname, "../../..");
 const DOCKERFILE = join(REPO, "docker/Dockerfile");
 const BIN_PATH = `${join(REPO, "node_modules/.bin")}:${process.env.PATH}`;
 

@@ -6,7 +6,7 @@ import type { AgentServer, StartOptions } from "../../server.ts";
 export const extensionsFixtureConfig = new URL("./project/langgraph.json", import.meta.url).pathname;
 /**
  * The example graph with a `store` section: a 1.2 s default TTL that reads do not refresh, and
- * an index over `text` with the keyword embeddings of `store/testing`.
+ * an index over `text` with the keyword embeddings in this folder.
  */
 export const storeConfigFixture = new URL("./store-config.json", import.meta.url).pathname;
 
