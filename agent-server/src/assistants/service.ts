@@ -46,7 +46,7 @@ export class AssistantService {
   }
 
   /** 404 for an unknown graph; 409 when the id exists, unless `if_exists: do_nothing`. */
-  create(input: AssistantCreate): Promise<Assistant> {
+  async create(input: AssistantCreate): Promise<Assistant> {
     this.#requireGraph(input.graph_id);
     return this.#ctx.storage.assistants.create(input);
   }
