@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { RedisClientType } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
+import { eventually } from "../runs/testing/wait.ts";
 import { RedisStore } from "./redis-store.ts";
 
 describe("RedisStore indexes", () => {
@@ -23,10 +23,14 @@ describe("RedisStore indexes", () => {
     await store.put(["kept"], "b", { v: 2 });
     store.start();
     try {
-      await sleep(700);
-      expect(await keysUnder(store)).toEqual(
-        [store.keys.namespaces(), store.keys.updates("kept"), store.keys.values("kept")].sort(),
+      const kept = [store.keys.namespaces(), store.keys.updates("kept"), store.keys.values("kept")].sort();
+      // The 2 ms TTL is long over by the first sweep (every 0.3 s): wait for it to have run.
+      const left = await eventually(
+        () => keysUnder(store),
+        (keys) => keys.join() === kept.join(),
+        5000,
       );
+      expect(left).toEqual(kept);
       expect(await client.zRange(store.keys.namespaces(), 0, -1)).toEqual(["kept"]);
     } finally {
       store.stop();
