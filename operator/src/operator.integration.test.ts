@@ -137,6 +137,8 @@ describe("operator against the Kubernetes API test server", () => {
         stored("agentplane.dev/v1alpha1", "agentdeployments", id),
         stored("agentplane.dev/v1alpha1", "agentrevisions", revisionId),
       ].map((o) => o?.metadata?.resourceVersion);
+    // Nothing queued or running, so the next reconcile counted is one that follows the change below.
+    await operator.idle();
     const before = versions();
     const reconcilesBefore = await reconcileCount();
     // An unrelated metadata change makes the operator reconcile the deployment again.
@@ -146,7 +148,7 @@ describe("operator against the Kubernetes API test server", () => {
       "test",
     );
     await eventually(async () => (await reconcileCount()) > reconcilesBefore, 10_000, "a reconcile");
-    await new Promise((r) => setTimeout(r, 500));
+    // Its writes (there should be none) are done once the queue is idle again.
     await operator.idle();
     const after = versions();
     expect(after.slice(0, 4)).toEqual(before.slice(0, 4));
@@ -168,8 +170,11 @@ describe("operator against the Kubernetes API test server", () => {
     const agd = (await getAgd(id)) as AgentDeployment;
     const waiting = randomUUID();
     const newest = randomUUID();
-    await createAgentRevision(cluster.kube, agd, waiting, { image: "example/agent:2" });
-    await new Promise((r) => setTimeout(r, 1_100)); // creationTimestamp has whole-second precision
+    const first = await createAgentRevision(cluster.kube, agd, waiting, { image: "example/agent:2" });
+    // creationTimestamp has whole-second precision and only a revision created in an earlier second
+    // counts as superseded: wait for the API server's clock (this process's) to reach the next second.
+    const createdAt = Date.parse(first.metadata.creationTimestamp as string);
+    await eventually(() => Date.now() >= createdAt + 1000, 2_000, "the next second");
     await createAgentRevision(cluster.kube, agd, newest, { image: "example/agent:2" }, "CREATING");
     await cluster.kube.mergePatch(
       agdPath(id),

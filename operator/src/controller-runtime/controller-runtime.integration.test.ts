@@ -69,7 +69,8 @@ describe("informer (list + watch into a cache)", () => {
   });
 
   it("keeps retrying with backoff until the resource exists (operator started before its CRDs)", async () => {
-    server = await startKubeApiServer();
+    const requests: string[] = [];
+    server = await startKubeApiServer({ log: (line) => requests.push(line) });
     const kube = new KubeClient(connectionFromKubeconfig(server.kubeconfigPath));
     const path = "/apis/agentplane.dev/v1alpha1/agentdeployments";
     let synced = false;
@@ -77,7 +78,8 @@ describe("informer (list + watch into a cache)", () => {
     void informer.synced.then(() => {
       synced = true;
     });
-    await new Promise((r) => setTimeout(r, 300));
+    const notFound = () => requests.filter((line) => line.startsWith(`GET ${path}`) && line.endsWith(" 404")).length;
+    await eventually(() => notFound() >= 3, 5_000, "three lists answered 404");
     expect(synced).toBe(false);
     for (const crd of loadCrdManifests())
       await kube.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
@@ -117,6 +119,7 @@ describe("leader election on a coordination.k8s.io Lease", () => {
     const a = elector("a");
     await eventually(() => leading.has("a"));
     const b = elector("b");
+    // Proves a negative: over five of b's 100 ms retry periods, b never takes the lease a holds.
     await new Promise((r) => setTimeout(r, 500));
     expect([...leading]).toEqual(["a"]);
     expect(b.isLeader).toBe(false);
@@ -145,6 +148,7 @@ describe("leader election on a coordination.k8s.io Lease", () => {
       const identity = `leader-${attempt}`;
       const elector = campaign(kube, leading, identity, 0);
       await eventually(() => leading.has(identity), 5_000, `${identity} to lead`);
+      // Not a wait for anything: 0-4 ms of jitter so the stops land at different points of a renewal.
       await new Promise((r) => setTimeout(r, attempt % 5));
       await elector.stop();
       expect(leading.size).toBe(0);
