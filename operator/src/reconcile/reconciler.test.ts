@@ -10,12 +10,13 @@ import { childLabels } from "../build/names.ts";
 import type { KubeObject } from "../kube/client.ts";
 import { resources } from "../kube/resources.ts";
 import { agentDeployment, agentPod, agentRevision, appliedChildren } from "../testing/fixtures.ts";
-import { type RecordedWrite, recordingCluster } from "../testing/recording-cluster.ts";
+import { type RecordedWrite, type RecordingCluster, recordingCluster } from "../testing/recording-cluster.ts";
 
 /**
  * Table test of one reconcile (after Knative Serving's TableTest): the objects the cluster and the
  * informer caches hold before, then every write the reconciler sends, the statuses it writes, the
- * events it records and when it asks to look again. Expected values characterise today's behaviour.
+ * events it records and when it asks to look again; then a second reconcile once the caches caught
+ * up. Expected values characterise today's behaviour (read from running it, not from a spec).
  */
 interface Case {
   name: string;
@@ -25,7 +26,7 @@ interface Case {
   writes: string[];
   /** Fields of applied bodies that matter, by `Kind name`. */
   applied?: Record<string, object>;
-  /** Written statuses by object name, conditions as `Type=Status Reason: message`. */
+  /** Written statuses by object name, conditions as `Type=Status Reason: message` (times left out). */
   status?: Record<string, object>;
   /** `Type Reason note`. */
   events?: string[];
@@ -37,7 +38,7 @@ interface Case {
    */
   again?: string[];
   /** Further checks on what the API server holds afterwards. */
-  after?: (cluster: Awaited<ReturnType<typeof recordingCluster>>) => void;
+  after?: (cluster: RecordingCluster) => void;
 }
 
 const NAME = "demo";
@@ -732,7 +733,7 @@ describe("Reconciler.reconcile", () => {
   });
 });
 
-/** One line per write; status patches are compared separately in full (`writtenStatuses`). */
+/** One line per write; the bodies of status patches are compared separately (`writtenStatuses`). */
 function describeWrite(write: RecordedWrite): string {
   const target = `${write.kind} ${write.name}`;
   if (write.verb === "merge-patch" && write.subresource === "status") return `status ${target}`;
