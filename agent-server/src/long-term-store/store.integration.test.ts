@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
+import { waitUntil } from "../runs/testing/wait.ts";
 import { defaultModules } from "../server.ts";
 import { storeApiModule } from "./module.ts";
 import { type ExtensionTestServer, startExtensionServer } from "./testing/server.ts";
@@ -55,16 +56,19 @@ describe("store API over HTTP on Redis", () => {
 
   it("expires items after their ttl and refreshes it on read unless told not to", async () => {
     const { store } = app.client;
-    // 0.02 minutes = 1.2 s
-    await store.putItem(["ttl"], "short", { v: 1 }, { ttl: 0.02 });
-    await store.putItem(["ttl"], "forever", { v: 2 }, { ttl: null });
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    expect(await store.getItem(["ttl"], "short", { refreshTtl: true })).not.toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    // refreshed at 0.7 s, so still alive at 1.4 s; this read does not refresh
-    expect(await store.getItem(["ttl"], "short", { refreshTtl: false })).not.toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 900));
-    expect(await store.getItem(["ttl"], "short")).toBeNull();
+    // 0.02 minutes = 1.2 s, for both: `untouched` going marks the end of `refreshed`'s first TTL.
+    await store.putItem(["ttl"], "refreshed", { v: 1 }, { ttl: 0.02 });
+    await store.putItem(["ttl"], "untouched", { v: 2 }, { ttl: 0.02 });
+    await store.putItem(["ttl"], "forever", { v: 3 }, { ttl: null });
+    const bothRead = async () => {
+      expect(await store.getItem(["ttl"], "refreshed", { refreshTtl: true })).not.toBeNull();
+      return (await store.getItem(["ttl"], "untouched", { refreshTtl: false })) === null;
+    };
+    // Reads that do not refresh keep nothing alive; refreshing ones do, past the TTL set at put.
+    await waitUntil(bothRead, "the item read without refreshing expires", 5000);
+    const gone = async () => (await store.getItem(["ttl"], "refreshed", { refreshTtl: false })) === null;
+    expect(await gone()).toBe(false);
+    await waitUntil(gone, "the refreshed item expires once reads stop refreshing it", 5000);
     expect(await store.getItem(["ttl"], "forever")).not.toBeNull();
   });
 
