@@ -5,8 +5,8 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
+import { referenceCliPath, startReferenceServer } from "../testing/reference-server.ts";
 import { percentile, round } from "./support/measure.ts";
-import { referenceCliPath, startReferenceServer } from "./support/reference-server.ts";
 import { call, input, load, measureServerWindow, median, redisCpuSeconds, statefulCycle } from "./support/run-load.ts";
 import type { BenchResult } from "./types.ts";
 
