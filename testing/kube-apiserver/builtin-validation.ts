@@ -27,6 +27,7 @@ const MODELS: Record<string, string> = {
   "apps/replicasets": "apps/v1/ReplicaSet",
   "autoscaling/horizontalpodautoscalers": "autoscaling/v2/HorizontalPodAutoscaler",
   "coordination.k8s.io/leases": "coordination.k8s.io/v1/Lease",
+  "networking.k8s.io/networkpolicies": "networking.k8s.io/v1/NetworkPolicy",
   "policy/poddisruptionbudgets": "policy/v1/PodDisruptionBudget",
   "events.k8s.io/events": "events.k8s.io/v1/Event",
   "apiextensions.k8s.io/customresourcedefinitions": "apiextensions.k8s.io/v1/CustomResourceDefinition",

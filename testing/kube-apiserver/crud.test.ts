@@ -174,3 +174,47 @@ describe("more of the API surface", () => {
     expect(created.spec.replicas).toBe(1);
   });
 });
+
+describe("NetworkPolicies (networking.k8s.io/v1)", () => {
+  const policy = (name: string, component: string) => ({
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: { name, namespace: ns, labels: { "app.kubernetes.io/component": component } },
+    spec: {
+      podSelector: { matchLabels: { app: name } },
+      policyTypes: ["Ingress"],
+      ingress: [
+        { from: [{ podSelector: { matchLabels: { app: "client" } } }], ports: [{ protocol: "TCP", port: 6379 }] },
+      ],
+    },
+  });
+
+  it("are discovered, stored and listed by label", async () => {
+    const resources = (await fetch(`${env.kube.url}/apis/networking.k8s.io/v1`).then((r) => r.json())) as any;
+    expect(resources.resources.find((r: any) => r.name === "networkpolicies")).toMatchObject({
+      kind: "NetworkPolicy",
+      namespaced: true,
+      shortNames: ["netpol"],
+    });
+    await env.objects.create<any>(policy("redis", "redis"));
+    await env.objects.create<any>(policy("agent", "agent-server"));
+    const stored = env.kube.get("networking.k8s.io/v1", "networkpolicies", ns, "redis") as any;
+    expect(stored.spec.ingress[0].ports).toEqual([{ protocol: "TCP", port: 6379 }]);
+    const path = `${env.kube.url}/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`;
+    const selected = (await fetch(`${path}?labelSelector=app.kubernetes.io%2Fcomponent%3Dredis`).then((r) =>
+      r.json(),
+    )) as any;
+    expect(selected.items.map((p: any) => p.metadata.name)).toEqual(["redis"]);
+  });
+
+  it("are checked against the real schema", async () => {
+    const bad = policy("bad", "redis") as any;
+    bad.spec.podSelector = "everything";
+    const response = await fetch(`${env.kube.url}/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(bad),
+    });
+    expect(response.status).toBe(400);
+  });
+});

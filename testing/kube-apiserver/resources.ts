@@ -58,6 +58,7 @@ const BUILTINS: BuiltinSpec[] = [
     { status: true, short: ["hpa"], all: true },
   ],
   ["coordination.k8s.io", "v1", "Lease", "leases", {}],
+  ["networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", { generation: true, short: ["netpol"] }],
   ["policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", { status: true, generation: true, short: ["pdb"] }],
   ["events.k8s.io", "v1", "Event", "events", { short: ["ev"] }],
   [
