@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { createRedisRunBackend } from "./queue/backend.ts";
 import { fastRunSettings, type RunTestServer, startRunServer } from "./testing/server.ts";
+import { waitForStatus, waitUntil } from "./testing/wait.ts";
 
 /** Records every LangChain run (graph, nodes, subgraphs, chat models) with its metadata. */
 class RunTreeRecorder extends BaseCallbackHandler {
@@ -199,9 +200,7 @@ describe("run options and errors", () => {
     const { client } = server;
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, "steps", { input: { steps: 3, delay_ms: 200, label: "d" } });
-    while ((await client.runs.get(thread.thread_id, run.run_id)).status !== "running") {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitForStatus(client, thread.thread_id, run.run_id, "running");
     const service = server.runs.service();
     const running = await service.get(undefined, run.run_id);
     await client.threads.delete(thread.thread_id);
@@ -218,11 +217,15 @@ describe("run options and errors", () => {
     const { client } = server;
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, "agent", { input: hello("later"), afterSeconds: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 400));
     expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("pending");
     expect((await client.threads.get(thread.thread_id)).status).toBe("busy");
     await client.runs.join(thread.thread_id, run.run_id);
     expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+    // The run's first checkpoint shows when it started executing: not before the delay.
+    const history = await client.threads.getHistory(thread.thread_id);
+    expect(history.length).toBeGreaterThan(0);
+    const firstWrite = Math.min(...history.map((state) => Date.parse(state.created_at ?? "")));
+    expect(firstWrite - Date.parse(run.created_at)).toBeGreaterThanOrEqual(1000);
   });
 
   it("lists runs with paging and status filter, gets and deletes them", async () => {
@@ -267,8 +270,7 @@ describe("run options and errors", () => {
         input: hello("hook"),
         webhook: `http://127.0.0.1:${port}/hook`,
       });
-      const deadline = Date.now() + 5000;
-      while (received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await waitUntil(async () => received.length > 0, "the webhook receives the run");
       expect(calls).toBe(2);
       expect(received[0]).toMatchObject({ thread_id: thread.thread_id, status: "success" });
       expect(received[0]?.values).toMatchObject({ messages: [{ content: "hook" }, { content: "You said: hook" }] });
