@@ -42,7 +42,8 @@ export interface HistoryQuery {
   checkpoint?: CheckpointSelector | null;
 }
 
-export interface StateUpdate {
+/** What `POST /threads/{id}/state` writes: values as if `as_node` produced them, on top of `checkpoint`. */
+export interface StateWrite {
   values?: JsonObject | unknown[] | null;
   as_node?: string;
   checkpoint?: CheckpointSelector;
@@ -210,7 +211,7 @@ export class ThreadService {
    * Writes a checkpoint as if `as_node` had produced `values` (409 while a run is at work, 400
    * for a thread without a graph or an update the graph rejects); the new checkpoint.
    */
-  async updateState(threadId: string, update: StateUpdate): Promise<ApiCheckpoint | null> {
+  async updateState(threadId: string, update: StateWrite): Promise<ApiCheckpoint | null> {
     const thread = await this.get(threadId);
     if (thread.status === "busy") throw conflict("Thread is busy");
     const graph = await threadGraph(this.#ctx, thread);
