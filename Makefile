@@ -5,8 +5,10 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
 PORT ?= 8000
 HOST ?= 127.0.0.1
+CONTROL_PLANE_PORT ?= 1985
+PLATFORM_DIR ?= .platform
 
-.PHONY: install build dev test test-unit test-integration lint format bench bench-compare clean
+.PHONY: install build dev platform test test-unit test-integration lint format bench bench-compare clean
 
 node_modules/.package-lock.json: package.json package-lock.json */package.json
 	npm ci --no-audit --no-fund
@@ -20,6 +22,12 @@ build: install
 ## Runs the agent server with the example graph on the embedded (in-memory) store.
 dev: build
 	node agent-server/dist/cli/main.js dev --config agent-server/example/langgraph.json --port $(PORT) --host $(HOST)
+
+## The whole platform on loopback, no cluster or Docker: Redis, the Kubernetes API test server and test
+## kubelet, the control plane (generated API key) and the operator; writes $(PLATFORM_DIR)/env.
+platform: install
+	@command -v redis-server >/dev/null || { echo "make platform needs redis-server (Debian/Ubuntu: apt-get install redis-server)" >&2; exit 1; }
+	exec node --conditions=source scripts/platform.ts --dir $(PLATFORM_DIR) --port $(CONTROL_PLANE_PORT)
 
 ## Runs every test; starts its own redis-server (or a testcontainers Redis) on a free port.
 test: install

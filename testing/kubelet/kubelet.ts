@@ -10,9 +10,9 @@ import { isNotFound, KubeClient, type KubeObject } from "../../operator/src/kube
 import type { KubeConnection } from "../../operator/src/kube/config.ts";
 import { resourcePath, resources } from "../../operator/src/kube/resources.ts";
 import type { PodSpec } from "./pod-env.ts";
-import { type ImageTable, PodRunner } from "./pod-runner.ts";
+import { type ImageResolver, type ImageTable, PodRunner } from "./pod-runner.ts";
 
-export type { ImageTable } from "./pod-runner.ts";
+export type { ImageResolver, ImageTable } from "./pod-runner.ts";
 
 interface Deployment extends KubeObject {
   spec: {
@@ -31,9 +31,11 @@ interface Service extends KubeObject {
 export interface KubeletOptions {
   connection: KubeConnection;
   /** Image name -> how to run it; an image not in the table shows ImagePullBackOff. */
-  images: ImageTable;
+  images: ImageTable | ImageResolver;
   /** The test Redis every managed Redis StatefulSet stands for (the documented shortcut). */
   redisUrl: string;
+  /** Where each pod's stdout and stderr go (`<pod>.log`); default a new temporary directory. */
+  logDir?: string;
 }
 
 export interface Kubelet {
@@ -56,7 +58,7 @@ const FIELD_MANAGER = "test-kubelet";
 export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
   const kube = new KubeClient(options.connection);
   const log = pino({ level: "silent" });
-  const logDir = mkdtempSync(join(tmpdir(), "kubelet-logs-"));
+  const logDir = options.logDir ?? mkdtempSync(join(tmpdir(), "kubelet-logs-"));
   const runners = new Map<string, PodRunner>();
   const rolloutStarted = new Map<string, { hash: string; at: number }>();
   const backoff = { baseMs: 100, maxMs: 5_000 };

@@ -9,6 +9,8 @@ import { type PodSpec, resolveContainerEnv } from "./pod-env.ts";
 /** How the test kubelet "runs" an image: a local command on `port`, or instantly ready (no process). */
 export type ImageRun = { command: string; args: string[]; env?: Record<string, string> } | "simulated";
 export type ImageTable = Record<string, (port: number) => ImageRun>;
+/** Image name -> how to run it, for tables keyed by pattern (e.g. every tag of one repository). */
+export type ImageResolver = (image: string) => ImageTable[string] | undefined;
 
 export interface PodRef {
   namespace: string;
@@ -18,7 +20,7 @@ export interface PodRef {
 
 export interface PodRunnerOptions {
   kube: KubeClient;
-  images: ImageTable;
+  images: ImageTable | ImageResolver;
   /** Env a kubelet-local shortcut forces on top of the pod's (e.g. REDIS_URI of the test Redis). */
   envOverrides: (pod: PodRef, env: Record<string, string>) => Record<string, string>;
   logDir: string;
@@ -58,7 +60,8 @@ export class PodRunner {
     const container = this.pod.spec.containers[0];
     if (!container) return;
     this.port = await freePort();
-    const image = this.options.images[container.image];
+    const { images } = this.options;
+    const image = typeof images === "function" ? images(container.image) : images[container.image];
     if (!image) {
       this.state = { waiting: { reason: "ImagePullBackOff", message: `Back-off pulling image "${container.image}"` } };
       return this.writeStatus();
