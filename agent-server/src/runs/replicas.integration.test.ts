@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { testRedisUrl } from "../../../testing/redis.ts";
 import { type ServerProcess, spawnServer } from "./testing/process.ts";
+import { waitForStatus, waitForSteps } from "./testing/wait.ts";
 
 /** Two (or more) agent-server processes sharing one Redis: any of them serves any run. */
 
@@ -31,16 +32,6 @@ async function collect(stream: AsyncIterable<unknown>) {
   return items;
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("condition not reached in time");
-}
-
 describe("replicas on one Redis", () => {
   it("streams, joins and cancels through one process a run executing on the other", async () => {
     const prefix = `replicas-${randomUUID().slice(0, 8)}:`;
@@ -65,9 +56,7 @@ describe("replicas on one Redis", () => {
     expect(waited.messages.at(-1)?.content).toBe("You said: across processes");
 
     const slow = await api.client.runs.create(thread.thread_id, "steps", { input: { steps: 1, delay_ms: 60_000 } });
-    await waitFor(async () =>
-      (await api.client.runs.get(thread.thread_id, slow.run_id)).status === "running" ? true : undefined,
-    );
+    await waitForStatus(api.client, thread.thread_id, slow.run_id, "running", 10_000);
     const started = Date.now();
     await api.client.runs.cancel(thread.thread_id, slow.run_id, true);
     expect(Date.now() - started).toBeLessThan(1000);
@@ -82,10 +71,7 @@ describe("replicas on one Redis", () => {
       input: { steps: 6, delay_ms: 400, label: "k" },
     });
     // Two steps done (checkpointed) on the doomed process before it dies.
-    await waitFor(async () => {
-      const state = await doomed.client.threads.getState<StepsValues>(thread.thread_id);
-      return (state.values.done?.length ?? 0) >= 2 ? true : undefined;
-    });
+    await waitForSteps(doomed.client, thread.thread_id, "k", 2, 10_000);
     await doomed.kill();
     const survivor = await start(prefix, { N_WORKERS: "1" });
 
