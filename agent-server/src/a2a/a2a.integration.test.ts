@@ -3,6 +3,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { type ExtensionTestServer, startExtensionServer } from "../long-term-store/testing/server.ts";
+import { eventually } from "../runs/testing/wait.ts";
 
 interface RpcResponse {
   jsonrpc: "2.0";
@@ -126,11 +127,11 @@ describe("A2A JSON-RPC (raw)", () => {
     expect(["submitted", "working"]).toContain(started.result?.status.state);
     const cancelled = await rpc("sleeper", "tasks/cancel", { id: started.result?.id });
     expect(cancelled.result?.status.state).toBe("canceled");
-    let state = "";
-    for (let i = 0; i < 50 && state !== "canceled"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      state = (await rpc("sleeper", "tasks/get", { id: started.result?.id })).result?.status.state;
-    }
+    const state = await eventually(
+      async () => (await rpc("sleeper", "tasks/get", { id: started.result?.id })).result?.status.state,
+      (current) => current === "canceled",
+      5000,
+    );
     expect(state).toBe("canceled");
     const done = await rpc("agent", "message/send", { message: userMessage("done") });
     const refused = await rpc("agent", "tasks/cancel", { id: done.result?.id });

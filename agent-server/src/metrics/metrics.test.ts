@@ -2,6 +2,7 @@ import { ErrorReply } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { type ExtensionTestServer, startExtensionServer } from "../long-term-store/testing/server.ts";
+import { eventually } from "../runs/testing/wait.ts";
 import { ServerMetrics } from "./registry.ts";
 
 /** Value of one sample line (`name{labels} value`) of a Prometheus text exposition. */
@@ -37,16 +38,13 @@ describe("/metrics", () => {
 
     const response = await fetch(`${app.url}/metrics`);
     expect(response.headers.get("content-type")).toContain("text/plain");
-    let text = await response.text();
+    await response.body?.cancel();
     // run callbacks are delivered in the background: the run may be counted a moment after it ended
-    for (
-      let i = 0;
-      i < 50 && sample(text, "agentplane_runs_finished_total", { status: "success" }) === undefined;
-      i++
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      text = await (await fetch(`${app.url}/metrics`)).text();
-    }
+    const text = await eventually(
+      async () => (await fetch(`${app.url}/metrics`)).text(),
+      (body) => sample(body, "agentplane_runs_finished_total", { status: "success" }) !== undefined,
+      5000,
+    );
     const byRoute = { method: "GET", route: "/threads/:thread_id", status: "200" };
     expect(sample(text, "agentplane_http_request_duration_seconds_count", byRoute)).toBe(1);
     expect(

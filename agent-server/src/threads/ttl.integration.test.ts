@@ -75,7 +75,8 @@ describe.each([
     const thread = await server.client.threads.create({ ttl: 60 });
     const first = (await getThread(thread.thread_id, "?include=ttl")).body.ttl;
     expect(first).toMatchObject({ strategy: "delete", ttl_minutes: 60 });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // A later write, on the millisecond clock the expiry is counted in.
+    await waitUntil(async () => Date.now() > Date.parse(thread.updated_at), "the clock passes the thread's creation");
     await server.client.threads.update(thread.thread_id, { metadata: { touched: true } });
     const touched = (await getThread(thread.thread_id, "?include=ttl")).body;
     expect(Date.parse(touched.ttl?.expires_at ?? "")).toBe(Date.parse(touched.updated_at) + 3_600_000);
