@@ -2,25 +2,28 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { waitUntil } from "../runs/testing/wait.ts";
 import { watchProject } from "./watch.ts";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("watchProject", () => {
   it("reports a burst of source changes once and ignores dependency and build folders", async () => {
     const root = mkdtempSync(join(tmpdir(), "agentplane-watch-"));
     mkdirSync(join(root, "src"));
     mkdirSync(join(root, "node_modules"));
+    mkdirSync(join(root, "dist"));
     const changes: string[] = [];
     const watcher = watchProject(root, (file) => changes.push(file), 100);
     try {
-      writeFileSync(join(root, "node_modules", "dep.js"), "x");
-      await sleep(300);
-      expect(changes).toEqual([]);
       writeFileSync(join(root, "src", "agent.ts"), "export const a = 1;");
       writeFileSync(join(root, "src", "agent.ts"), "export const a = 2;");
-      await sleep(400);
-      expect(changes).toEqual([join("src", "agent.ts")]);
+      // Last in the burst: were they watched, the burst would be reported as one of these.
+      writeFileSync(join(root, "node_modules", "dep.js"), "x");
+      writeFileSync(join(root, "dist", "agent.js"), "x");
+      await waitUntil(async () => changes.length > 0, "the burst is reported");
+      // A later change reported on its own shows the burst was reported once.
+      writeFileSync(join(root, "src", "other.ts"), "export const b = 1;");
+      await waitUntil(async () => changes.length > 1, "the later change is reported");
+      expect(changes).toEqual([join("src", "agent.ts"), join("src", "other.ts")]);
     } finally {
       watcher.close();
     }
