@@ -27,11 +27,12 @@ export type CancelAction = z.infer<typeof CancelActionSchema>;
 
 const JsonObjectSchema = z.record(z.string(), z.unknown());
 
+// Nullable like the checkpoints the API returns (a subgraph task's has no checkpoint id yet), so they can be sent back as they are.
 export const CheckpointConfigSchema = z
   .object({
-    thread_id: z.string().optional(),
-    checkpoint_ns: z.string().optional(),
-    checkpoint_id: z.string().optional(),
+    thread_id: z.string().nullish(),
+    checkpoint_ns: z.string().nullish(),
+    checkpoint_id: z.string().nullish(),
     checkpoint_map: JsonObjectSchema.nullish(),
   })
   .register(apiSchemas, { id: "CheckpointConfig" });

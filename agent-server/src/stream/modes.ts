@@ -13,9 +13,31 @@ export function graphStreamModes(requested: readonly StreamMode[]): string[] {
   return [...modes];
 }
 
-/** Whether the run must go through `streamEvents` (raw events or legacy token messages). */
-export const needsStreamEvents = (requested: readonly StreamMode[]): boolean =>
-  requested.includes("events") || requested.includes("messages");
+/** Whether a subgraph run streams checkpoint envelopes before its `values` events (see `mapGraphChunk`). */
+const sendsEnvelopes = (requested: readonly StreamMode[], subgraphs: boolean): boolean =>
+  subgraphs && !requested.includes("checkpoints") && (requested.includes("values") || requested.includes("messages"));
+
+/**
+ * Whether the run must go through `streamEvents`: raw events, legacy token messages, or the
+ * checkpoint envelopes LangGraph.js only streams from `streamEvents`.
+ */
+export const needsStreamEvents = (requested: readonly StreamMode[], subgraphs = false): boolean =>
+  requested.includes("events") || requested.includes("messages") || sendsEnvelopes(requested, subgraphs);
+
+/**
+ * LangGraph.js's lightweight `{id, parent_id, step, source}` checkpoint chunk (its own test,
+ * `isCheckpointEnvelope`, is not exported by every version): a full checkpoint has `config` and `values`.
+ */
+const isCheckpointEnvelope = (chunk: unknown): boolean => {
+  if (typeof chunk !== "object" || chunk === null) return false;
+  const envelope = chunk as Record<string, unknown>;
+  return (
+    typeof envelope.id === "string" &&
+    ("source" in envelope || typeof envelope.step === "number") &&
+    !("values" in envelope) &&
+    !("config" in envelope)
+  );
+};
 
 /** API stream mode an SSE event name belongs to (for `stream_mode` filters on joins). */
 export function eventStreamMode(event: string): string {
@@ -104,6 +126,12 @@ export function mapGraphChunk(
 ): ApiEvent[] {
   if (namespace.length > 0 && !subgraphs) return [];
   const name = (base: string) => (namespace.length > 0 ? `${base}|${namespace.join("|")}` : base);
+  // With subgraphs, `streamEvents` puts an envelope before each `values` chunk; the reference
+  // server passes them on as `checkpoints` events when the client asked for values but not checkpoints.
+  if (mode === "checkpoints" && isCheckpointEnvelope(chunk)) {
+    const requestedModes = [...requested];
+    return sendsEnvelopes(requestedModes, subgraphs) ? [{ event: name("checkpoints"), data: toJsonValue(chunk) }] : [];
+  }
   if (mode === "messages") {
     if (!requested.has("messages-tuple")) return [];
     const [message, metadata] = chunk as [unknown, unknown];

@@ -140,7 +140,13 @@ export const emptyThreadState = (): ThreadState => ({
   interrupts: [],
 });
 
-export type CheckpointSelector = Partial<Omit<ApiCheckpoint, "thread_id">> & { thread_id?: string };
+/** Which checkpoint a request means; nulls (as the API returns them) count as absent. */
+export interface CheckpointSelector {
+  thread_id?: string | null;
+  checkpoint_ns?: string | null;
+  checkpoint_id?: string | null;
+  checkpoint_map?: JsonObject | null;
+}
 
 /** The graph a thread runs, or undefined when it has none yet. */
 export async function threadGraph(ctx: ServerContext, thread: Thread): Promise<AnyCompiledGraph | undefined> {
@@ -212,9 +218,23 @@ export async function applySupersteps(
 ): Promise<Thread> {
   const graph = await threadGraph(ctx, thread);
   if (!graph) throw badRequest(`Thread ${thread.thread_id} has no graph ID`);
-  const steps = supersteps.map((step) => ({
-    updates: step.updates.map((update) => ({ values: toGraphUpdate(update), asNode: update.as_node })),
-  }));
-  await asClientError(() => graph.bulkUpdateState(threadConfig(thread), steps));
+  // One superstep per call, so each checkpoint's metadata records its own `writes`, as a state update's does.
+  for (const step of supersteps) {
+    const updates = step.updates.map((update) => ({ values: toGraphUpdate(update), asNode: update.as_node }));
+    const writes = superstepWrites(step.updates);
+    await asClientError(() => graph.bulkUpdateState(threadConfig(thread, {}, writes ? { writes } : {}), [{ updates }]));
+  }
   return syncThreadValues(ctx, thread, graph);
+}
+
+/** `writes` of a superstep by node (a list when a node is named more than once); undefined when none names its node. */
+function superstepWrites(updates: StateUpdate[]): JsonObject | undefined {
+  const byNode = new Map<string, unknown[]>();
+  for (const update of updates) {
+    if (!update.as_node) continue;
+    const value = toJsonValue(update.command ? (update.command.update ?? null) : (update.values ?? null));
+    byNode.set(update.as_node, [...(byNode.get(update.as_node) ?? []), value]);
+  }
+  if (byNode.size === 0) return undefined;
+  return Object.fromEntries([...byNode].map(([node, values]) => [node, values.length === 1 ? values[0] : values]));
 }

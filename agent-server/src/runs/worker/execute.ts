@@ -20,9 +20,14 @@ export interface RunError {
   message: string;
 }
 
-/** How an execution ended; `cancelled` carries the action that stopped it. */
+/**
+ * How an execution ended; `cancelled` carries the action that stopped it. `output` is the last
+ * root `values` event, what `…/wait` answers as the reference server does (the values when
+ * absent): for a run stopped by an interrupt that is `{__interrupt__: [...]}`, so a waiting
+ * client can tell it needs a human.
+ */
 export type ExecutionResult =
-  | { kind: "done"; values: unknown; next: string[]; interrupts: Record<string, Interrupt[]> }
+  | { kind: "done"; values: unknown; output?: unknown; next: string[]; interrupts: Record<string, Interrupt[]> }
   | { kind: "failed"; error: RunError; values: unknown }
   | { kind: "cancelled"; reason: unknown; values: unknown };
 
@@ -50,12 +55,33 @@ const describeError = (error: unknown): RunError =>
     ? { error: error.name || "Error", message: error.message }
     : { error: "Error", message: String(error) };
 
+/** Run config keys as clients send them (snake_case, the API's spelling) → the names LangChain.js reads. */
+const CONFIG_KEYS = {
+  recursion_limit: "recursionLimit",
+  max_concurrency: "maxConcurrency",
+  run_name: "runName",
+} as const;
+
+/**
+ * A run's stored config as a LangChain.js `RunnableConfig`: the API's snake_case keys under their
+ * camelCase names (LangGraph.js ignores `recursion_limit`); keys the client did not send stay
+ * absent, so the limits a graph bound with `withConfig` still apply.
+ */
+export function toRunnableConfig(config: JsonObject): RunnableConfig & { metadata?: JsonObject } {
+  const result: JsonObject = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (value === undefined || value === null) continue;
+    result[key in CONFIG_KEYS ? CONFIG_KEYS[key as keyof typeof CONFIG_KEYS] : key] = value;
+  }
+  return result as RunnableConfig & { metadata?: JsonObject };
+}
+
 /**
  * The graph config of a run: its stored config plus `thread_id` in the metadata, which every
  * child run (subgraphs, chat models, tools) inherits, so traces group by conversation.
  */
 function runGraphConfig(run: Run, attempt: number, graphId: string): RunnableConfig {
-  const config = run.kwargs.config as RunnableConfig & { metadata?: JsonObject };
+  const config = toRunnableConfig(run.kwargs.config);
   return {
     ...config,
     metadata: {
@@ -148,14 +174,15 @@ export async function executeRun(
         if (data && typeof data === "object" && INTERRUPT in data) interrupted = true;
         latest = data;
         latestJson = undefined;
-        if (legacy) for (const event of legacy.values(data)) emit(event);
       }
       for (const event of mapGraphChunk(namespace, mode, data, requested, run.kwargs.subgraphs)) {
         if (rootValues && event.event === "values") latestJson = event.data;
         emit(event);
       }
+      // After the `values` event that carries them, as the reference server sends them.
+      if (rootValues && legacy) for (const event of legacy.values(data)) emit(event);
     };
-    if (needsStreamEvents(run.kwargs.stream_mode)) {
+    if (needsStreamEvents(run.kwargs.stream_mode, run.kwargs.subgraphs)) {
       const legacy = requested.has("messages") ? new LegacyMessages() : undefined;
       const events = graph.streamEvents(
         input as any,
@@ -185,7 +212,9 @@ export async function executeRun(
     if (signal.aborted) return { kind: "cancelled", reason: signal.reason, values: values() };
     // A run that went to its end leaves nothing pending, and `stream` sends every state channel
     // as values (its default output keys, what `getState` reads): no need to read the state back.
-    if (!interrupted && latest !== null) return { kind: "done", values: values(), next: [], interrupts: {} };
+    if (!interrupted && latest !== null) {
+      return { kind: "done", values: values(), output: values(), next: [], interrupts: {} };
+    }
     return await finalState(graph, run, values);
   } catch (error) {
     if (signal.aborted) return { kind: "cancelled", reason: signal.reason, values: values() };
@@ -193,13 +222,18 @@ export async function executeRun(
   }
 }
 
-/** Values, pending nodes and interrupts after the run; a temporary thread's state is what was streamed. */
+/**
+ * Values, pending nodes and interrupts after the run; a temporary thread's state is what was
+ * streamed. The output is the last streamed `values` event, else (nothing streamed) the state.
+ */
 async function finalState(graph: AnyCompiledGraph, run: Run, streamed: () => unknown): Promise<ExecutionResult> {
-  if (run.kwargs.temporary) return { kind: "done", values: streamed(), next: [], interrupts: {} };
+  if (run.kwargs.temporary) return { kind: "done", values: streamed(), output: streamed(), next: [], interrupts: {} };
   const state = await graph.getState({ configurable: { thread_id: run.thread_id } });
+  const values = toJsonValue(state.values);
   return {
     kind: "done",
-    values: toJsonValue(state.values),
+    values,
+    output: streamed() ?? values,
     next: [...state.next],
     interrupts: interruptsOf(state.tasks),
   };

@@ -110,7 +110,9 @@ export async function settleRun(
     // The thread was deleted while the run executed: drop the checkpoints the run wrote since.
     if (!thread) await ctx.storage.checkpointer.deleteThread(run.thread_id);
   }
-  const outcome: RunOutcome = { status, values: values ?? null, ...(error && { error }) };
+  // What `…/wait` answers: the run's last `values` event (an interrupt's `{__interrupt__}`), not the thread's values.
+  const output = result.kind === "done" && !rolledBack && result.output !== undefined ? result.output : values;
+  const outcome: RunOutcome = { status, values: output ?? null, ...(error && { error }) };
   const closing = {
     data: JSON.stringify(outcome),
     keepSeconds: FINISHED_STREAM_TTL_SECONDS,
