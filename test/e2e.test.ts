@@ -51,7 +51,7 @@ function scenario(start: () => Promise<Environment>, timeoutMs: number) {
       port: 0,
       host: "127.0.0.1",
       kubeconfigPath: env.kubeconfigPath,
-      namespaces: [NS],
+      layout: { kind: "shared", namespaces: [NS] },
       providersNamespace: NS,
       apiKeys: [{ hash: hashApiKey(key), organization_id: org, workspace_ids: [workspace] }],
       logLevel: "silent",

@@ -16,8 +16,6 @@ function issueType(issue: z.core.$ZodIssue, input: unknown): string {
       return issue.origin === "array" || issue.origin === "string" ? "too_short" : "greater_than_equal";
     case "too_big":
       return issue.origin === "array" || issue.origin === "string" ? "too_long" : "less_than_equal";
-    case "unrecognized_keys":
-      return "extra_forbidden";
     case "invalid_union":
       return "union_invalid";
     default:
@@ -35,8 +33,16 @@ function valueAt(root: unknown, path: PropertyKey[]): unknown {
 }
 
 export function toValidationIssues(error: z.ZodError, part: RequestPart, input: unknown): ValidationIssue[] {
-  return error.issues.map((issue) => {
+  return error.issues.flatMap((issue) => {
     const path = issue.path.map((segment) => (typeof segment === "symbol" ? String(segment) : segment));
+    // One issue per extra key, located at the key itself (as Pydantic reports `extra_forbidden`).
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({
+        loc: [part, ...path, key],
+        msg: "Extra inputs are not permitted",
+        type: "extra_forbidden",
+      }));
+    }
     const value = valueAt(input, issue.path);
     const missing = issue.code === "invalid_type" && value === undefined;
     return {

@@ -20,6 +20,7 @@ import { createJwtVerifier } from "./auth/jwt.ts";
 import { authenticate } from "./auth/middleware.ts";
 import { grantHashesFor, type Principal } from "./auth/principal.ts";
 import type { ControlPlaneConfig } from "./config.ts";
+import { NamespacePlacement } from "./deployments/namespaces.ts";
 import { deploymentRoutes } from "./deployments/routes.ts";
 import { DeploymentService } from "./deployments/service.ts";
 import { createDeploymentCaches, DeploymentStore } from "./deployments/store.ts";
@@ -90,8 +91,9 @@ export interface ControlPlane {
 export function createControlPlane(config: ControlPlaneConfig, logger: Logger): ControlPlane {
   const kubeConfig = loadKubeConfig(config.kubeconfigPath);
   const kube = createKubeClients(kubeConfig);
-  const caches = createDeploymentCaches(kubeConfig, kube, config.namespaces, logger);
-  const service = new DeploymentService(new DeploymentStore(kube, config.namespaces, caches), new RevisionStore(kube), {
+  const placement = new NamespacePlacement(config.layout);
+  const caches = createDeploymentCaches(kubeConfig, kube, placement.watchScope, logger);
+  const service = new DeploymentService(new DeploymentStore(kube, placement, caches), new RevisionStore(kube), {
     apiKeyHashes: (tenantId) => grantHashesFor(config.apiKeys, tenantId),
     logger,
   });
@@ -158,7 +160,7 @@ export async function startControlPlane(config: ControlPlaneConfig): Promise<Run
   const controlPlane = createControlPlane(config, logger);
   controlPlane.start();
   const server = await listen(controlPlane.app, config.port, config.host);
-  logger.info({ url: server.url, namespaces: config.namespaces }, "control plane listening");
+  logger.info({ url: server.url, layout: config.layout }, "control plane listening");
   return {
     url: server.url,
     port: server.port,

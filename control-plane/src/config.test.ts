@@ -20,6 +20,7 @@ describe("loadConfig", () => {
   it("reads namespaces, the key file and JWT settings from the environment", () => {
     const config = loadConfig({
       PORT: "0",
+      CONTROL_PLANE_NAMESPACE_LAYOUT: "shared",
       CONTROL_PLANE_NAMESPACES: "agents, team-b",
       CONTROL_PLANE_API_KEYS_FILE: keysFile(`${JSON.stringify(grant)}\n`),
       CONTROL_PLANE_JWKS_URL: "https://idp.example/.well-known/jwks.json",
@@ -27,7 +28,7 @@ describe("loadConfig", () => {
     });
     expect(config).toMatchObject({
       port: 0,
-      namespaces: ["agents", "team-b"],
+      layout: { kind: "shared", namespaces: ["agents", "team-b"] },
       providersNamespace: "agents",
       apiKeys: [grant],
       jwt: {
@@ -38,9 +39,29 @@ describe("loadConfig", () => {
     });
   });
 
+  it("puts each workspace in its own namespace unless the shared layout is chosen", () => {
+    expect(loadConfig({ CONTROL_PLANE_JWT_SECRET: "s" }).layout).toEqual({ kind: "workspace", prefix: "agentplane-" });
+    expect(
+      loadConfig({ CONTROL_PLANE_JWT_SECRET: "s", CONTROL_PLANE_TENANT_NAMESPACE_PREFIX: "agents-" }).layout,
+    ).toEqual({ kind: "workspace", prefix: "agents-" });
+    // Shared namespaces without the shared layout would silently move deployments after an upgrade.
+    expect(() => loadConfig({ CONTROL_PLANE_JWT_SECRET: "s", CONTROL_PLANE_NAMESPACES: "agents" })).toThrow(
+      /CONTROL_PLANE_NAMESPACE_LAYOUT=shared/,
+    );
+    for (const prefix of ["Agents-", "1a-", "a".repeat(28), "a_b"]) {
+      expect(() =>
+        loadConfig({ CONTROL_PLANE_JWT_SECRET: "s", CONTROL_PLANE_TENANT_NAMESPACE_PREFIX: prefix }),
+      ).toThrow(/PREFIX/);
+    }
+    expect(() => loadConfig({ CONTROL_PLANE_JWT_SECRET: "s", CONTROL_PLANE_NAMESPACE_LAYOUT: "org" })).toThrow(
+      /LAYOUT/,
+    );
+  });
+
   it("refuses to start without any way to authenticate, with bad namespaces or a bad key file", () => {
-    expect(() => loadConfig({ CONTROL_PLANE_NAMESPACES: "agents" })).toThrow(ConfigError);
-    expect(() => loadConfig({ CONTROL_PLANE_NAMESPACES: "Agents", CONTROL_PLANE_JWT_SECRET: "s" })).toThrow(
+    const shared = { CONTROL_PLANE_NAMESPACE_LAYOUT: "shared" };
+    expect(() => loadConfig({ ...shared, CONTROL_PLANE_NAMESPACES: "agents" })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...shared, CONTROL_PLANE_NAMESPACES: "Agents", CONTROL_PLANE_JWT_SECRET: "s" })).toThrow(
       /namespace/,
     );
     expect(() => loadConfig({ CONTROL_PLANE_API_KEYS_FILE: keysFile('{"hash":"plain"}') })).toThrow(/API_KEYS_FILE/);

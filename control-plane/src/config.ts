@@ -2,14 +2,26 @@ import { readFileSync } from "node:fs";
 import type { JwtConfig } from "./auth/jwt.ts";
 import { type ApiKeyGrant, parseApiKeyGrants } from "./auth/principal.ts";
 
+/**
+ * `workspace`: each workspace's deployments go to its own namespace, `<prefix><workspace id>`,
+ * created on first use and labelled for the `restricted` Pod Security Standard, so that tenants
+ * share neither Secrets nor ServiceAccounts nor a namespace with the platform.
+ * `shared`: deployments of every tenant go to the listed namespaces (the first is the default for
+ * `listener_config.k8s_namespace`); the layout of releases before tenant namespaces.
+ */
+export type NamespaceLayout = { kind: "workspace"; prefix: string } | { kind: "shared"; namespaces: string[] };
+
+/** A workspace id is a UUID (36 characters): the prefix gets the rest of a namespace name's 63. */
+const MAX_PREFIX_LENGTH = 63 - 36;
+
 /** Everything the control plane reads from its environment, resolved once at start. */
 export interface ControlPlaneConfig {
   port: number;
   host: string;
   /** kubeconfig file; absent = `KUBECONFIG`, `~/.kube/config` or the in-cluster service account. */
   kubeconfigPath?: string;
-  /** Namespaces deployments may go to; the first is the default for `listener_config.k8s_namespace`. */
-  namespaces: string[];
+  /** Where deployments go: a namespace per workspace (the default), or namespaces all tenants share. */
+  layout: NamespaceLayout;
   /** Namespace of the OAuth provider ConfigMaps and Secrets. */
   providersNamespace: string;
   apiKeys: ApiKeyGrant[];
@@ -38,13 +50,35 @@ function list(value: string | undefined): string[] {
     .filter(Boolean);
 }
 
+const isNamespaceName = (name: string) => /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) && name.length <= 63;
+
+function namespaceLayout(env: NodeJS.ProcessEnv): NamespaceLayout {
+  const kind = env.CONTROL_PLANE_NAMESPACE_LAYOUT || "workspace";
+  const namespaces = list(env.CONTROL_PLANE_NAMESPACES);
+  if (kind === "workspace") {
+    // Refused rather than ignored: after an upgrade, deployments would silently move to new namespaces.
+    if (namespaces.length > 0) {
+      throw new ConfigError("CONTROL_PLANE_NAMESPACES needs CONTROL_PLANE_NAMESPACE_LAYOUT=shared");
+    }
+    const prefix = env.CONTROL_PLANE_TENANT_NAMESPACE_PREFIX ?? "agentplane-";
+    if (prefix.length > MAX_PREFIX_LENGTH || !/^[a-z]([-a-z0-9]*)?$/.test(prefix)) {
+      throw new ConfigError(
+        `CONTROL_PLANE_TENANT_NAMESPACE_PREFIX: '${prefix}' must be lowercase letters, digits and '-', start with a letter and be at most ${MAX_PREFIX_LENGTH} characters`,
+      );
+    }
+    return { kind, prefix };
+  }
+  if (kind !== "shared") throw new ConfigError("CONTROL_PLANE_NAMESPACE_LAYOUT must be 'workspace' or 'shared'");
+  if (namespaces.length === 0) namespaces.push(ownNamespace());
+  const invalid = namespaces.find((ns) => !isNamespaceName(ns));
+  if (invalid) throw new ConfigError(`CONTROL_PLANE_NAMESPACES: '${invalid}' is not a namespace name`);
+  return { kind, namespaces };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControlPlaneConfig {
   const port = Number(env.PORT ?? "1985");
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError("PORT must be an integer 0..65535");
-  const namespaces = list(env.CONTROL_PLANE_NAMESPACES);
-  if (namespaces.length === 0) namespaces.push(ownNamespace());
-  const invalid = namespaces.find((ns) => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns));
-  if (invalid) throw new ConfigError(`CONTROL_PLANE_NAMESPACES: '${invalid}' is not a namespace name`);
+  const layout = namespaceLayout(env);
 
   let apiKeys: ApiKeyGrant[] = [];
   if (env.CONTROL_PLANE_API_KEYS_FILE) {
@@ -73,8 +107,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControlPlaneCo
   return {
     port,
     host: env.HOST ?? "0.0.0.0",
-    namespaces,
-    providersNamespace: env.CONTROL_PLANE_PROVIDERS_NAMESPACE || (namespaces[0] ?? "default"),
+    layout,
+    providersNamespace:
+      env.CONTROL_PLANE_PROVIDERS_NAMESPACE ||
+      (layout.kind === "shared" ? layout.namespaces[0] : undefined) ||
+      ownNamespace(),
     apiKeys,
     jwt,
     logLevel: env.LOG_LEVEL ?? "info",

@@ -10,9 +10,20 @@ export function agentRevisionName(revisionId: string): string {
   return revisionId;
 }
 
-/** The Secret holding a deployment's API `secrets` as env vars (values never go into a custom resource). */
+/**
+ * The Secret holding a deployment's API `secrets` as env vars (values never go into a custom
+ * resource), as written before secrets were kept per revision (`revisionSecretName`).
+ */
 export function deploymentSecretName(deploymentId: string): string {
   return `${deploymentId}-secrets`;
+}
+
+/**
+ * The Secret holding the `secrets` one revision runs with (its `template.secretName`): a snapshot per
+ * revision, so pods of an older revision never pick up values written for a newer one.
+ */
+export function revisionSecretName(deploymentId: string, revisionId: string): string {
+  return `${deploymentId}-secrets-${revisionId}`;
 }
 
 /** The Secret named by `spec.apiKeysSecretName`: the API-key hashes the deployment's agent server accepts. */

@@ -180,7 +180,8 @@ const cases: Case[] = [
   {
     name: "namespace not managed",
     body: withSourceConfig({ listener_config: { k8s_namespace: "kube-system" } }),
-    status: 400,
+    status: 422,
+    loc: ["body", "source_config", "listener_config", "k8s_namespace"],
   },
   {
     name: "listener_id not a UUID",

@@ -1,5 +1,5 @@
 import { hashApiKey } from "@agentplane/common";
-import { CLEANUP_FINALIZER, deploymentApiKeysSecretName, deploymentSecretName } from "@agentplane/crds";
+import { CLEANUP_FINALIZER, deploymentApiKeysSecretName, revisionSecretName } from "@agentplane/crds";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../../../testing/redis-server.ts";
 import { startControlPlane } from "../app.ts";
@@ -91,15 +91,20 @@ describe("deployments", () => {
     });
     expect(JSON.stringify(cr)).not.toContain("sk-test");
 
+    const revision = await operator.revision("agents", created.latest_revision_id);
+    // The revision's own immutable Secret, owned by the revision (and so, through it, by the deployment).
     const secret = await h.cluster.core.readNamespacedSecret({
       namespace: "agents",
-      name: deploymentSecretName(created.id),
+      name: revisionSecretName(created.id, created.latest_revision_id),
     });
+    expect(revision.spec.template.secretName).toBe(secret.metadata?.name);
+    expect(cr.spec.template.secretName).toBe(secret.metadata?.name);
     expect(Buffer.from(secret.data?.OPENAI_API_KEY ?? "", "base64").toString()).toBe("sk-test");
+    expect(secret.immutable).toBe(true);
     expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({
-      kind: "AgentDeployment",
-      name: created.id,
-      uid: cr.metadata.uid,
+      kind: "AgentRevision",
+      name: created.latest_revision_id,
+      uid: revision.metadata.uid,
     });
 
     // The agent server accepts the keys that may use this workspace (a1 and multi), never B's.
@@ -119,7 +124,6 @@ describe("deployments", () => {
     });
     for (const grant of h.ids.grants) expect(JSON.stringify(created)).not.toContain(grant.hash);
 
-    const revision = await operator.revision("agents", created.latest_revision_id);
     expect(revision.status?.revisionStatus).toBe("AWAITING_DEPLOY");
     expect(revision.metadata.ownerReferences?.[0]).toMatchObject({ name: created.id, controller: true });
     expect(revision.spec).toMatchObject({
@@ -131,14 +135,17 @@ describe("deployments", () => {
     expect(got).toEqual({ status: 200, body: created });
   });
 
-  it("uses the first configured namespace by default and refuses unmanaged namespaces", async () => {
+  it("uses the first configured namespace by default and refuses unmanaged namespaces with 422", async () => {
     const created = await h.createDeployment("default-ns", { source_config: {} });
     expect(created.source_config.listener_config.k8s_namespace).toBe("agents");
     const res = await h.api("POST", "/v2/deployments", {
       body: deploymentBody("elsewhere", { source_config: { listener_config: { k8s_namespace: "kube-system" } } }),
     });
-    expect(res.status).toBe(400);
-    expect(res.body.detail).toMatch(/not managed/);
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]).toMatchObject({
+      loc: ["body", "source_config", "listener_config", "k8s_namespace"],
+      msg: "deployments of this workspace may go to 'agents', 'team-b' only",
+    });
     const other = await h.createDeployment("team-b-ns", {
       source_config: { listener_config: { k8s_namespace: "team-b" } },
     });

@@ -52,7 +52,7 @@ describe("deployment mapping", () => {
     expect(deployment.spec).toMatchObject({
       displayName: "my agent",
       revisionName: revisionId,
-      template: { image: "registry.example/agent:1", secretName: `${id}-secrets` },
+      template: { image: "registry.example/agent:1", secretName: `${id}-secrets-${revisionId}` },
       apiKeysSecretName: `${id}-api-keys`,
     });
     expect(deployment.spec.template.resources).toEqual({

@@ -9,10 +9,11 @@ import {
   type SecretReference as CrSecretReference,
   type DeploymentStatus,
   deploymentApiKeysSecretName,
-  deploymentSecretName,
   GROUP,
   type Resources,
+  revisionSecretName,
 } from "@agentplane/crds";
+import { withRestrictedSecurityContext } from "./pod-policy.ts";
 import type {
   Deployment,
   DeploymentCreateRequest,
@@ -60,8 +61,8 @@ export function toResources(spec: ResourceSpec): Resources {
     imagePullSecrets: spec.image_pull_secrets ?? undefined,
     volumes: spec.volumes ?? undefined,
     volumeMounts: spec.volume_mounts ?? undefined,
-    initContainers: spec.init_containers ?? undefined,
-    sidecars: spec.sidecars ?? undefined,
+    initContainers: spec.init_containers?.map(withRestrictedSecurityContext),
+    sidecars: spec.sidecars?.map(withRestrictedSecurityContext),
   };
   return Object.fromEntries(Object.entries(resources).filter(([, value]) => value !== undefined));
 }
@@ -80,7 +81,8 @@ export function fromResources(resources: Resources | undefined): ResourceSpec | 
     service_account_name: resources.serviceAccountName ?? null,
     image_pull_secrets: resources.imagePullSecrets ?? null,
     volumes: resources.volumes ?? null,
-    volume_mounts: resources.volumeMounts ?? null,
+    // Stored by this API, so of its shape (the CR schema is looser).
+    volume_mounts: (resources.volumeMounts as ResourceSpec["volume_mounts"]) ?? null,
     init_containers: resources.initContainers ?? null,
     sidecars: resources.sidecars ?? null,
   };
@@ -162,7 +164,7 @@ export function buildAgentDeployment({
     template: {
       image: request.source_revision_config.image_uri,
       resources: toResources(sourceConfig.resource_spec ?? {}),
-      secretName: deploymentSecretName(id),
+      secretName: revisionSecretName(id, revisionId),
       secretReferences: (request.secret_references ?? []).map(toCrSecretReference),
     },
   };

@@ -1,6 +1,16 @@
 import { DEPLOYMENT_STATUSES } from "@agentplane/crds";
 import { z } from "zod";
 import { apiSchemas } from "../schemas/registry.ts";
+import {
+  agentEnvVarName,
+  dnsLabel,
+  dnsSubdomain,
+  PolicyInitContainer,
+  PolicySidecar,
+  PolicyVolume,
+  PolicyVolumeMount,
+  podFieldIssues,
+} from "./pod-policy.ts";
 
 /** Every source the LangSmith API knows; this control plane deploys `external_docker` only (others get 400). */
 export const API_SOURCES = [
@@ -14,47 +24,9 @@ export const Source = z.enum(API_SOURCES).register(apiSchemas, { id: "Source" })
 
 export const DeploymentStatus = z.enum(DEPLOYMENT_STATUSES).register(apiSchemas, { id: "DeploymentStatus" });
 
-/** Env var names the platform sets itself (the reference's reserved list, minus the self-hosted-only ones). */
-const RESERVED_SECRET_NAMES = new Set([
-  "LANGCHAIN_TRACING_V2",
-  "LANGSMITH_TRACING_V2",
-  "LANGCHAIN_ENDPOINT",
-  "LANGCHAIN_PROJECT",
-  "LANGSMITH_PROJECT",
-  "LANGSMITH_LANGGRAPH_GIT_REPO",
-  "LANGGRAPH_GIT_REPO_PATH",
-  "LANGCHAIN_API_KEY",
-  "LANGSMITH_CONTROL_PLANE_API_KEY",
-  "POSTGRES_URI",
-  "POSTGRES_PASSWORD",
-  "DATABASE_URI",
-  "LANGSMITH_LANGGRAPH_GIT_REF",
-  "LANGSMITH_LANGGRAPH_GIT_REF_SHA",
-  "LANGGRAPH_AUTH_TYPE",
-  "LANGSMITH_AUTH_ENDPOINT",
-  "LANGSMITH_TENANT_ID",
-  "LANGSMITH_AUTH_VERIFY_TENANT_ID",
-  "LANGSMITH_HOST_PROJECT_ID",
-  "LANGSMITH_HOST_PROJECT_NAME",
-  "LANGSMITH_HOST_REVISION_ID",
-  "LOG_JSON",
-  "LOG_DICT_TRACEBACKS",
-  "REDIS_URI",
-  "LANGCHAIN_CALLBACKS_BACKGROUND",
-  "DD_TRACE_PSYCOPG_ENABLED",
-  "DD_TRACE_REDIS_ENABLED",
-  "LANGSMITH_DEPLOYMENT_NAME",
-  "LANGGRAPH_CLOUD_LICENSE_KEY",
-]);
-
-const envVarName = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
-  .max(253);
-
 export const Secret = z
   .object({
-    name: envVarName.refine((name) => !RESERVED_SECRET_NAMES.has(name), "is reserved for the platform"),
+    name: agentEnvVarName,
     value: z.string(),
   })
   .register(apiSchemas, { id: "Secret" });
@@ -71,17 +43,8 @@ export const SecretList = z
     `secret values must total at most ${SECRETS_MAX_BYTES} bytes`,
   );
 
-const dnsLabel = z
-  .string()
-  .max(63)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label");
-const dnsSubdomain = z
-  .string()
-  .max(253)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "must be a DNS-1123 subdomain");
-
 export const SecretReference = z
-  .object({ name: envVarName, secret_name: dnsSubdomain, secret_key: z.string().regex(/^[-._a-zA-Z0-9]{1,253}$/) })
+  .object({ name: agentEnvVarName, secret_name: dnsSubdomain, secret_key: z.string().regex(/^[-._a-zA-Z0-9]{1,253}$/) })
   .register(apiSchemas, { id: "SecretReference" });
 export type SecretReference = z.infer<typeof SecretReference>;
 
@@ -97,17 +60,9 @@ const metadataKey = z
     "must be a qualified name",
   );
 
-// Kubernetes-shaped parts of resource_spec keep Kubernetes spelling (camelCase), like the reference.
-const VolumeMount = z.object({
-  name: z.string().min(1),
-  mountPath: z.string().min(1),
-  subPath: z.string().optional(),
-  subPathExpr: z.string().optional(),
-  mountPropagation: z.string().optional(),
-  readOnly: z.boolean().optional(),
-});
-const Container = z.looseObject({ name: dnsLabel, image: z.string().min(1) });
-const Volume = z.looseObject({ name: dnsLabel });
+// Kubernetes-shaped parts of resource_spec keep Kubernetes spelling (camelCase), like the reference,
+// and are limited to what pod-policy.ts allows.
+const HOST_NAMESPACES = "the host's namespaces are not available to deployments";
 
 const cpu = (max: number) => z.number().min(0.1).max(max);
 
@@ -122,15 +77,24 @@ export const ResourceSpec = z
     labels: z.record(metadataKey, labelValue).nullish(),
     annotations: z.record(metadataKey, z.string()).nullish(),
     service_account_name: dnsSubdomain.nullish(),
-    image_pull_secrets: z.array(z.object({ name: dnsSubdomain })).nullish(),
-    volumes: z.array(Volume).nullish(),
-    volume_mounts: z.array(VolumeMount).nullish(),
-    init_containers: z.array(Container).nullish(),
-    sidecars: z.array(Container).nullish(),
+    image_pull_secrets: z
+      .array(z.object({ name: dnsSubdomain }))
+      .max(16)
+      .nullish(),
+    volumes: z.array(PolicyVolume).max(64).nullish(),
+    volume_mounts: z.array(PolicyVolumeMount).max(64).nullish(),
+    init_containers: z.array(PolicyInitContainer).max(16).nullish(),
+    sidecars: z.array(PolicySidecar).max(16).nullish(),
+    hostNetwork: z.never({ error: HOST_NAMESPACES }).optional(),
+    hostPID: z.never({ error: HOST_NAMESPACES }).optional(),
+    hostIPC: z.never({ error: HOST_NAMESPACES }).optional(),
   })
   .refine((spec) => spec.min_scale == null || spec.max_scale == null || spec.min_scale <= spec.max_scale, {
     message: "min_scale must not exceed max_scale",
     path: ["min_scale"],
+  })
+  .superRefine((spec, ctx) => {
+    for (const issue of podFieldIssues(spec, [])) ctx.addIssue({ code: "custom", message: issue.msg, path: issue.loc });
   })
   .register(apiSchemas, { id: "ResourceSpec" });
 export type ResourceSpec = z.infer<typeof ResourceSpec>;
@@ -187,7 +151,7 @@ export const DeploymentCreateRequest = z
     source_config: SourceConfigRequest,
     source_revision_config: SourceRevisionConfigRequest,
     secrets: SecretList,
-    secret_references: z.array(SecretReference).nullish(),
+    secret_references: z.array(SecretReference).max(256).nullish(),
   })
   .register(apiSchemas, { id: "DeploymentCreateRequest" });
 export type DeploymentCreateRequest = z.infer<typeof DeploymentCreateRequest>;
@@ -197,7 +161,7 @@ const revisionFields = {
   source_config: SourceConfigRequest.nullish(),
   source_revision_config: SourceRevisionConfigRequest.nullish(),
   secrets: SecretList.nullish(),
-  secret_references: z.array(SecretReference).nullish(),
+  secret_references: z.array(SecretReference).max(256).nullish(),
 };
 
 export const DeploymentPatchRequest = z

@@ -1,6 +1,20 @@
 import { randomUUID } from "node:crypto";
-import { badRequest, conflict, HttpError, type Logger, notFound } from "@agentplane/common";
-import type { AgentDeployment, AgentRevision } from "@agentplane/crds";
+import {
+  badRequest,
+  conflict,
+  HttpError,
+  type Logger,
+  notFound,
+  toValidationIssues,
+  type ValidationIssue,
+} from "@agentplane/common";
+import {
+  type AgentDeployment,
+  type AgentDeploymentSpec,
+  type AgentRevision,
+  type RevisionTemplate,
+  revisionSecretName,
+} from "@agentplane/crds";
 import { isNotFound, retryOnConflict } from "../kube/errors.ts";
 import { buildAgentRevision, revisionStatus, toRevisionResponse } from "../revisions/mapping.ts";
 import type { Revision } from "../revisions/schemas.ts";
@@ -10,6 +24,7 @@ import {
   buildAgentDeployment,
   createsRevision,
   deploymentStatus,
+  fromResources,
   immutableFieldChange,
   newestFirst,
   patchedSpec,
@@ -19,13 +34,15 @@ import {
   toDeploymentResponse,
   withApiKeysSecret,
 } from "./mapping.ts";
-import type {
-  Deployment,
-  DeploymentCreateRequest,
-  DeploymentListQuery,
-  DeploymentPatchRequest,
-  RevisionCreateRequest,
-  Secret,
+import { isReservedEnvName, notSharedIssue, referencedObjects, sharedWith } from "./pod-policy.ts";
+import {
+  type Deployment,
+  type DeploymentCreateRequest,
+  type DeploymentListQuery,
+  type DeploymentPatchRequest,
+  ResourceSpec,
+  type RevisionCreateRequest,
+  type Secret,
 } from "./schemas.ts";
 import type { DeploymentStore } from "./store.ts";
 
@@ -37,6 +54,12 @@ interface Revised {
   deployment: AgentDeployment;
   secrets: Secret[];
   revision: AgentRevision | undefined;
+}
+
+/** A revision and its Secret, written before the deployment is pointed at them. */
+interface PreparedRevision {
+  revision: AgentRevision;
+  secrets: Secret[];
 }
 
 export interface AgentServerAuth {
@@ -111,11 +134,7 @@ export class DeploymentService {
         { loc: ["body", "source_revision_config", "image_uri"], msg: "Field required", type: "missing" },
       ]);
     }
-    const namespace =
-      request.source_config.listener_config?.k8s_namespace ?? this.deployments.namespaces[0] ?? "default";
-    if (!this.deployments.namespaces.includes(namespace)) {
-      throw badRequest(`Namespace '${namespace}' is not managed by this control plane.`);
-    }
+    const namespace = this.deployments.placement.target(tenantId, request.source_config.listener_config?.k8s_namespace);
     if ((await this.deployments.findByName(tenantId, request.name)).length > 0) throw nameTaken(request.name);
 
     const id = randomUUID();
@@ -131,20 +150,22 @@ export class DeploymentService {
       hasApiKeys: apiKeyHashes.length > 0,
       request: { ...request, source_revision_config: { image_uri: image } },
     });
+    // Everything that can refuse the request is checked before the first write.
+    await this.checkReferences(tenantId, namespace, desired.spec.template);
+    await this.deployments.ensureTenantNamespace(namespace, tenantId);
+    // The revision is owned by the deployment, so the deployment comes first (it names the revision
+    // from the start; a failure below removes both).
     const created = await this.deployments.create(desired).catch((error: unknown) => {
       throw isNotFound(error) ? badRequest(`Namespace '${namespace}' does not exist.`) : error;
     });
     try {
-      const revision = buildAgentRevision({
-        deployment: created,
-        revisionId,
-        secretsChecksum: secretsChecksum(request.secrets),
-        now,
-      });
+      const revision = await this.revisions.create(
+        buildAgentRevision({ deployment: created, revisionId, secretsChecksum: secretsChecksum(request.secrets), now }),
+      );
       const [, , , sameName] = await Promise.all([
-        this.deployments.createSecret(created, request.secrets),
+        this.deployments.createRevisionSecret(created, revision, request.secrets),
         apiKeyHashes.length > 0 ? this.deployments.writeApiKeysSecret(created, apiKeyHashes) : undefined,
-        this.revisions.create(revision).then((stored) => this.revisions.setInitialStatus(stored, "AWAITING_DEPLOY")),
+        this.revisions.setInitialStatus(revision, "AWAITING_DEPLOY"),
         this.deployments.findByName(tenantId, request.name),
       ]);
       // Two concurrent creates of one name both pass the first check; the older one wins.
@@ -156,6 +177,32 @@ export class DeploymentService {
     }
     if (apiKeyHashes.length === 0) this.warnOpen(tenantId, id);
     return toDeploymentResponse(created, request.secrets);
+  }
+
+  /**
+   * Refuses (422, naming each field) a template that refers to a Secret, ConfigMap or ServiceAccount
+   * an administrator has not shared with the workspace. Absent objects are refused alike, so that the
+   * answer tells nothing about other tenants' objects.
+   */
+  private async checkReferences(tenantId: string, namespace: string, template: RevisionTemplate): Promise<void> {
+    const refs = referencedObjects(template.resources, template.secretReferences);
+    const lookups = new Map<string, Promise<boolean>>();
+    const shared = (kind: string, name: string, read: () => Promise<Record<string, string> | undefined>) => {
+      const key = `${kind}/${name}`;
+      let lookup = lookups.get(key);
+      if (!lookup) {
+        lookup = read().then((annotations) => sharedWith(annotations, tenantId));
+        lookups.set(key, lookup);
+      }
+      return lookup;
+    };
+    const verdicts = await Promise.all(
+      refs.map((ref) =>
+        shared(ref.kind, ref.name, () => this.deployments.referencedAnnotations(ref.kind, namespace, ref.name)),
+      ),
+    );
+    const issues = refs.filter((_, index) => !verdicts[index]).map(notSharedIssue);
+    if (issues.length > 0) throw new HttpError(422, issues);
   }
 
   /** Best-effort removal of a half-created deployment, so a failed create leaves nothing behind. */
@@ -206,9 +253,11 @@ export class DeploymentService {
   }
 
   /**
-   * Applies `change` to the deployment (re-reading and re-applying on resourceVersion conflicts) and,
-   * for a new revision, snapshots exactly the spec that was written into an AgentRevision. The API-key
-   * Secret is rewritten from today's grants, so grant changes reach the agent server with this revision.
+   * Applies `change` to the deployment (re-reading and re-applying on resourceVersion conflicts). For
+   * a new revision, the AgentRevision and the Secret with its `secrets` are written first and the
+   * deployment is pointed at them last, so that a failure leaves the deployment on its running
+   * revision and removes what was written. The API-key Secret is rewritten from today's grants, so
+   * grant changes reach the agent server with this revision.
    */
   private async revise(
     tenantId: string,
@@ -218,42 +267,140 @@ export class DeploymentService {
   ): Promise<Revised> {
     const id = current.metadata.name ?? "";
     if (current.metadata.deletionTimestamp) throw beingDeleted(id);
-    const revisionId = options.newRevision ? randomUUID() : undefined;
-    const previousSecrets = await this.deployments.readSecrets(current);
-    const secrets = change.secrets ?? previousSecrets;
-    if (change.secrets) await this.deployments.replaceSecret(current, change.secrets);
     const apiKeyHashes = this.auth.apiKeyHashes(tenantId);
     const hasApiKeys = apiKeyHashes.length > 0;
-    if (hasApiKeys) await this.deployments.writeApiKeysSecret(current, apiKeyHashes);
     const now = new Date().toISOString();
     let base: AgentDeployment | undefined = current;
-    const deployment = await retryOnConflict(async () => {
-      base ??= await this.deployments.findCurrent(tenantId, id);
-      if (!base) throw deploymentNotFound(id);
-      if (base.metadata.deletionTimestamp) throw beingDeleted(id);
-      const next: AgentDeployment = {
-        ...base,
-        metadata: { ...base.metadata, annotations: { ...base.metadata.annotations, [ANNOTATION_UPDATED_AT]: now } },
-        spec: withApiKeysSecret(patchedSpec(base.spec, change, options.customUrl, revisionId), id, hasApiKeys),
-      };
-      base = undefined;
-      return this.deployments.replace(next);
-    }).catch(async (error: unknown) => {
-      // The PATCH failed as a whole: the running revision keeps the secrets it started with.
-      if (change.secrets) await this.deployments.replaceSecret(current, previousSecrets).catch(() => undefined);
+    let prepared: PreparedRevision | undefined;
+    let apiKeysWritten = false;
+    const discardPrepared = async () => {
+      const stale = prepared;
+      prepared = undefined;
+      if (stale) await this.discardRevision(current, stale.revision);
+    };
+    try {
+      const deployment = await retryOnConflict(async () => {
+        base ??= await this.deployments.findCurrent(tenantId, id);
+        if (!base) throw deploymentNotFound(id);
+        if (base.metadata.deletionTimestamp) throw beingDeleted(id);
+        // A retry starts from a deployment someone else changed: what was prepared for the old one goes.
+        await discardPrepared();
+        let spec = patchedSpec(base.spec, change, options.customUrl, undefined);
+        const secrets = change.secrets ?? (await this.deployments.readSecrets(base));
+        await this.checkTemplate(tenantId, base.metadata.namespace ?? "", spec.template, secrets);
+        if (hasApiKeys && !apiKeysWritten) {
+          await this.deployments.writeApiKeysSecret(base, apiKeyHashes);
+          apiKeysWritten = true;
+        }
+        if (options.newRevision) {
+          prepared = await this.prepareRevision(base, spec, secrets, now);
+          spec = {
+            ...spec,
+            revisionName: prepared.revision.metadata.name ?? "",
+            template: prepared.revision.spec.template,
+          };
+        }
+        const next: AgentDeployment = {
+          ...base,
+          metadata: { ...base.metadata, annotations: { ...base.metadata.annotations, [ANNOTATION_UPDATED_AT]: now } },
+          spec: withApiKeysSecret(spec, id, hasApiKeys),
+        };
+        base = undefined;
+        return this.deployments.replace(next);
+      });
+      if (!hasApiKeys) {
+        // Keys of grants that were revoked should not linger in the cluster once nothing mounts them.
+        await this.deployments.deleteApiKeysSecret(deployment);
+        this.warnOpen(tenantId, id);
+      }
+      if (!prepared)
+        return { deployment, secrets: await this.deployments.readSecrets(deployment), revision: undefined };
+      const revision = await this.revisions.setInitialStatus(prepared.revision, "AWAITING_DEPLOY");
+      return { deployment, secrets: prepared.secrets, revision };
+    } catch (error) {
+      await discardPrepared().catch(() => undefined);
       throw error;
-    });
-    if (!hasApiKeys) {
-      // Keys of grants that were revoked should not linger in the cluster once nothing mounts them.
-      await this.deployments.deleteApiKeysSecret(deployment);
-      this.warnOpen(tenantId, id);
     }
-    if (!revisionId) return { deployment, secrets, revision: undefined };
-    const created = await this.revisions.create(
-      buildAgentRevision({ deployment, revisionId, secretsChecksum: secretsChecksum(secrets), now }),
+  }
+
+  /**
+   * The whole template a new revision would run, checked again: what a PATCH leaves unchanged was
+   * accepted by an older version of these rules (or written around the API), and carrying it into a
+   * new revision is refused just like sending it.
+   */
+  private async checkTemplate(
+    tenantId: string,
+    namespace: string,
+    template: RevisionTemplate,
+    secrets: Secret[],
+  ): Promise<void> {
+    const issues: ValidationIssue[] = [];
+    const resourceSpec = fromResources(template.resources);
+    const parsed = ResourceSpec.safeParse(resourceSpec ?? {});
+    if (!parsed.success) {
+      issues.push(
+        ...toValidationIssues(parsed.error, "body", resourceSpec).map((issue) => ({
+          ...issue,
+          loc: ["body", "source_config", "resource_spec", ...issue.loc.slice(1)],
+        })),
+      );
+    }
+    secrets.forEach((secret, index) => {
+      if (isReservedEnvName(secret.name)) {
+        issues.push({
+          loc: ["body", "secrets", index, "name"],
+          msg: "is reserved for the platform",
+          type: "value_error",
+        });
+      }
+    });
+    (template.secretReferences ?? []).forEach((ref, index) => {
+      if (isReservedEnvName(ref.name)) {
+        issues.push({
+          loc: ["body", "secret_references", index, "name"],
+          msg: "is reserved for the platform",
+          type: "value_error",
+        });
+      }
+    });
+    if (issues.length > 0) throw new HttpError(422, issues);
+    await this.checkReferences(tenantId, namespace, template);
+  }
+
+  /** Writes the next revision of `base` (running `spec`) and its Secret; nothing points at them yet. */
+  private async prepareRevision(
+    base: AgentDeployment,
+    spec: AgentDeploymentSpec,
+    secrets: Secret[],
+    now: string,
+  ): Promise<PreparedRevision> {
+    const deploymentId = base.metadata.name ?? "";
+    const revisionId = randomUUID();
+    const template = { ...spec.template, secretName: revisionSecretName(deploymentId, revisionId) };
+    const revision = await this.revisions.create(
+      buildAgentRevision({
+        deployment: { ...base, spec: { ...spec, template } },
+        revisionId,
+        secretsChecksum: secretsChecksum(secrets),
+        now,
+      }),
     );
-    const revision = await this.revisions.setInitialStatus(created, "AWAITING_DEPLOY");
-    return { deployment, secrets, revision };
+    try {
+      await this.deployments.createRevisionSecret(base, revision, secrets);
+    } catch (error) {
+      await this.discardRevision(base, revision).catch(() => undefined);
+      throw error;
+    }
+    return { revision, secrets };
+  }
+
+  /** Removes a revision nothing points at, and its Secret (garbage collection would, but later). */
+  private async discardRevision(deployment: AgentDeployment, revision: AgentRevision): Promise<void> {
+    const revisionId = revision.metadata.name ?? "";
+    await Promise.all([
+      this.revisions.delete(revision.metadata.namespace ?? "", revisionId),
+      this.deployments.deleteRevisionSecret(deployment, revisionId),
+    ]);
   }
 
   /** First call: deletion starts (AWAITING_DELETE). `force` afterwards skips the operator's cleanup. */

@@ -2,32 +2,41 @@ import type { Logger } from "@agentplane/common";
 import {
   AGENT_DEPLOYMENT_KIND,
   AGENT_DEPLOYMENT_PLURAL,
+  AGENT_REVISION_KIND,
   type AgentDeployment,
+  type AgentRevision,
   API_VERSION,
   agentDeploymentLabels,
+  agentRevisionLabels,
   deploymentApiKeysSecretName,
   deploymentSecretName,
   GROUP,
   LABEL_DEPLOYMENT_ID,
   LABEL_TENANT_ID,
+  revisionSecretName,
   VERSION,
 } from "@agentplane/crds";
-import type { KubeConfig, V1Secret } from "@kubernetes/client-node";
-import { WatchedCollection } from "../kube/cache.ts";
+import type { KubeConfig, V1ObjectMeta, V1OwnerReference, V1Secret } from "@kubernetes/client-node";
+import { WatchedCollection, type WatchScope } from "../kube/cache.ts";
 import type { KubeClients } from "../kube/client.ts";
-import { orUndefined } from "../kube/errors.ts";
+import { isAlreadyExists, orUndefined } from "../kube/errors.ts";
 import { apiKeyHashesData, LABEL_NAME_HASH, nameHash, secretData, secretsFromData } from "./mapping.ts";
+import { foreignNamespace, type NamespacePlacement, ownedByTenant, tenantNamespaceObject } from "./namespaces.ts";
+import type { ReferencedKind } from "./pod-policy.ts";
 import type { Secret } from "./schemas.ts";
 
 const crd = { group: GROUP, version: VERSION, plural: AGENT_DEPLOYMENT_PLURAL };
 
-const deploymentsPath = (namespace: string) =>
-  `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${AGENT_DEPLOYMENT_PLURAL}`;
-const secretsPath = (namespace: string) => `/api/v1/namespaces/${namespace}/secrets`;
+const deploymentsPath = (namespace: string | undefined) =>
+  namespace
+    ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${AGENT_DEPLOYMENT_PLURAL}`
+    : `/apis/${GROUP}/${VERSION}/${AGENT_DEPLOYMENT_PLURAL}`;
+const secretsPath = (namespace: string | undefined) =>
+  namespace ? `/api/v1/namespaces/${namespace}/secrets` : "/api/v1/secrets";
 
 export interface DeploymentCaches {
   deployments: WatchedCollection<AgentDeployment>;
-  /** The deployments' `<id>-secrets` and `<id>-api-keys` Secrets only (label `agentplane.dev/deployment-id`). */
+  /** The deployments' own Secrets only (`secrets` per revision, API keys; label `agentplane.dev/deployment-id`). */
   secrets: WatchedCollection<V1Secret>;
 }
 
@@ -35,17 +44,19 @@ export interface DeploymentCaches {
 export function createDeploymentCaches(
   kubeConfig: KubeConfig,
   kube: KubeClients,
-  namespaces: readonly string[],
+  scope: WatchScope,
   logger: Logger,
 ): DeploymentCaches {
   return {
     deployments: new WatchedCollection<AgentDeployment>(
       kubeConfig,
-      namespaces,
+      scope,
       {
         path: deploymentsPath,
         list: (namespace) =>
-          kube.custom.listNamespacedCustomObject({ ...crd, namespace, labelSelector: LABEL_TENANT_ID }) as Promise<{
+          (namespace
+            ? kube.custom.listNamespacedCustomObject({ ...crd, namespace, labelSelector: LABEL_TENANT_ID })
+            : kube.custom.listClusterCustomObject({ ...crd, labelSelector: LABEL_TENANT_ID })) as Promise<{
             items: AgentDeployment[];
           }>,
       },
@@ -54,10 +65,13 @@ export function createDeploymentCaches(
     ),
     secrets: new WatchedCollection<V1Secret>(
       kubeConfig,
-      namespaces,
+      scope,
       {
         path: secretsPath,
-        list: (namespace) => kube.core.listNamespacedSecret({ namespace, labelSelector: LABEL_DEPLOYMENT_ID }),
+        list: (namespace) =>
+          namespace
+            ? kube.core.listNamespacedSecret({ namespace, labelSelector: LABEL_DEPLOYMENT_ID })
+            : kube.core.listSecretForAllNamespaces({ labelSelector: LABEL_DEPLOYMENT_ID }),
       },
       LABEL_DEPLOYMENT_ID,
       logger,
@@ -66,24 +80,24 @@ export function createDeploymentCaches(
 }
 
 /**
- * AgentDeployment custom resources and their `<id>-secrets` Secrets, in the namespaces this control
- * plane manages. Reads that serve GET/list come from watch-fed caches; reads that precede a write
- * (and the name-uniqueness check) go to the API server.
+ * AgentDeployment custom resources and their Secrets, in the namespaces of the tenant asking (see
+ * `NamespacePlacement`). Reads that serve GET/list come from watch-fed caches; reads that precede a
+ * write (and the name-uniqueness check) go to the API server.
  */
 export class DeploymentStore {
   private readonly kube: KubeClients;
   private readonly caches: DeploymentCaches;
-  readonly namespaces: readonly string[];
+  readonly placement: NamespacePlacement;
 
-  constructor(kube: KubeClients, namespaces: readonly string[], caches: DeploymentCaches) {
+  constructor(kube: KubeClients, placement: NamespacePlacement, caches: DeploymentCaches) {
     this.kube = kube;
-    this.namespaces = namespaces;
+    this.placement = placement;
     this.caches = caches;
   }
 
-  private async listBySelector(labelSelector: string): Promise<AgentDeployment[]> {
+  private async listBySelector(tenantId: string, labelSelector: string): Promise<AgentDeployment[]> {
     const lists = await Promise.all(
-      this.namespaces.map(
+      this.placement.of(tenantId).map(
         (namespace) =>
           this.kube.custom.listNamespacedCustomObject({ ...crd, namespace, labelSelector }) as Promise<{
             items: AgentDeployment[];
@@ -94,10 +108,14 @@ export class DeploymentStore {
   }
 
   async listForTenant(tenantId: string): Promise<AgentDeployment[]> {
-    if (!(await this.caches.deployments.fresh())) return this.listBySelector(`${LABEL_TENANT_ID}=${tenantId}`);
-    return this.namespaces.flatMap((namespace) =>
-      this.caches.deployments.list(namespace).filter((d) => d.metadata.labels?.[LABEL_TENANT_ID] === tenantId),
-    );
+    if (!(await this.caches.deployments.fresh())) {
+      return this.listBySelector(tenantId, `${LABEL_TENANT_ID}=${tenantId}`);
+    }
+    return this.placement
+      .of(tenantId)
+      .flatMap((namespace) =>
+        this.caches.deployments.list(namespace).filter((d) => d.metadata.labels?.[LABEL_TENANT_ID] === tenantId),
+      );
   }
 
   /**
@@ -105,14 +123,17 @@ export class DeploymentStore {
    * replicas have just taken count too.
    */
   async findByName(tenantId: string, name: string): Promise<AgentDeployment[]> {
-    const candidates = await this.listBySelector(`${LABEL_TENANT_ID}=${tenantId},${LABEL_NAME_HASH}=${nameHash(name)}`);
+    const candidates = await this.listBySelector(
+      tenantId,
+      `${LABEL_TENANT_ID}=${tenantId},${LABEL_NAME_HASH}=${nameHash(name)}`,
+    );
     return candidates.filter((deployment) => deployment.spec.displayName === name);
   }
 
   /** Like `findCurrent`, from the cache when it holds everything this process wrote. */
   async find(tenantId: string, id: string): Promise<AgentDeployment | undefined> {
     if (await this.caches.deployments.fresh()) {
-      for (const namespace of this.namespaces) {
+      for (const namespace of this.placement.of(tenantId)) {
         const cached = this.caches.deployments.get(namespace, id);
         if (cached) return cached.metadata.labels?.[LABEL_TENANT_ID] === tenantId ? cached : undefined;
       }
@@ -124,12 +145,14 @@ export class DeploymentStore {
   /** The tenant's deployment with this id, read from the API server; another tenant's is as absent as a missing one. */
   async findCurrent(tenantId: string, id: string): Promise<AgentDeployment | undefined> {
     const found = await Promise.all(
-      this.namespaces.map(
-        (namespace) =>
-          orUndefined(this.kube.custom.getNamespacedCustomObject({ ...crd, namespace, name: id })) as Promise<
-            AgentDeployment | undefined
-          >,
-      ),
+      this.placement
+        .of(tenantId)
+        .map(
+          (namespace) =>
+            orUndefined(this.kube.custom.getNamespacedCustomObject({ ...crd, namespace, name: id })) as Promise<
+              AgentDeployment | undefined
+            >,
+        ),
     );
     return found.find((deployment) => deployment?.metadata.labels?.[LABEL_TENANT_ID] === tenantId);
   }
@@ -172,33 +195,76 @@ export class DeploymentStore {
     await orUndefined(this.replace({ ...deployment, metadata: { ...deployment.metadata, finalizers: [] } }));
   }
 
-  async readSecrets(deployment: AgentDeployment): Promise<Secret[]> {
-    const { namespace, name } = deployment.metadata;
-    const cached = (await this.caches.secrets.fresh())
-      ? this.caches.secrets.get(namespace ?? "", deploymentSecretName(name ?? ""))
-      : undefined;
-    return secretsFromData((cached ?? (await this.readSecret(deployment)))?.data);
+  /**
+   * Creates the workspace's namespace unless it exists; one that exists must be the one created for
+   * this workspace (labelled so), never a namespace that merely has the expected name.
+   */
+  async ensureTenantNamespace(namespace: string, tenantId: string): Promise<void> {
+    if (!this.placement.perWorkspace) return;
+    const existing = await orUndefined(this.kube.core.readNamespace({ name: namespace }));
+    if (existing) {
+      if (!ownedByTenant(existing, tenantId)) throw foreignNamespace(namespace);
+      return;
+    }
+    await this.kube.core.createNamespace({ body: tenantNamespaceObject(namespace, tenantId) }).catch((error) => {
+      // Another replica (or request) of the same workspace got there first.
+      if (!isAlreadyExists(error)) throw error;
+    });
   }
 
-  private readSecret(deployment: AgentDeployment, name = deploymentSecretName(deployment.metadata.name ?? "")) {
+  /** The annotations of a Secret, ConfigMap or ServiceAccount a deployment names; undefined if there is none. */
+  async referencedAnnotations(
+    kind: ReferencedKind,
+    namespace: string,
+    name: string,
+  ): Promise<Record<string, string> | undefined> {
+    const read =
+      kind === "Secret"
+        ? this.kube.core.readNamespacedSecret({ namespace, name })
+        : kind === "ConfigMap"
+          ? this.kube.core.readNamespacedConfigMap({ namespace, name })
+          : this.kube.core.readNamespacedServiceAccount({ namespace, name });
+    const object = await orUndefined<{ metadata?: V1ObjectMeta }>(read);
+    return object ? (object.metadata?.annotations ?? {}) : undefined;
+  }
+
+  /** The `secrets` the deployment's current revision runs with. */
+  async readSecrets(deployment: AgentDeployment): Promise<Secret[]> {
+    const { namespace } = deployment.metadata;
+    const name = secretNameOf(deployment);
+    const cached = (await this.caches.secrets.fresh()) ? this.caches.secrets.get(namespace ?? "", name) : undefined;
+    return secretsFromData((cached ?? (await this.readSecret(deployment, name)))?.data);
+  }
+
+  private readSecret(deployment: AgentDeployment, name: string) {
     return orUndefined(this.kube.core.readNamespacedSecret({ namespace: deployment.metadata.namespace ?? "", name }));
   }
 
-  /** Creates the deployment's Secret, owned by the deployment so that it goes away with it. */
-  async createSecret(deployment: AgentDeployment, secrets: Secret[]): Promise<void> {
+  /**
+   * Creates the immutable Secret with the `secrets` of `revision`, owned by the revision so that it
+   * goes away with it (and with the deployment, which owns the revision).
+   */
+  async createRevisionSecret(deployment: AgentDeployment, revision: AgentRevision, secrets: Secret[]): Promise<void> {
+    const deploymentId = deployment.metadata.name ?? "";
+    const revisionId = revision.metadata.name ?? "";
+    const body: V1Secret = {
+      ...this.secretBody(deployment, revisionSecretName(deploymentId, revisionId), secretData(secrets)),
+      immutable: true,
+    };
+    body.metadata = {
+      ...body.metadata,
+      labels: agentRevisionLabels(deployment.spec.tenantId, deploymentId, revisionId),
+      ownerReferences: [ownerReference(AGENT_REVISION_KIND, revisionId, revision.metadata.uid)],
+    };
     const created = await this.kube.core.createNamespacedSecret({
       namespace: deployment.metadata.namespace ?? "",
-      body: this.secretBody(deployment, deploymentSecretName(deployment.metadata.name ?? ""), secretData(secrets)),
+      body,
     });
     this.caches.secrets.written(created);
   }
 
-  /** Writes the full new secret list (last writer wins: a PATCH replaces the whole list). */
-  async replaceSecret(deployment: AgentDeployment, secrets: Secret[]): Promise<void> {
-    await this.upsertSecret(
-      deployment,
-      this.secretBody(deployment, deploymentSecretName(deployment.metadata.name ?? ""), secretData(secrets)),
-    );
+  async deleteRevisionSecret(deployment: AgentDeployment, revisionId: string): Promise<void> {
+    await this.deleteSecret(deployment, revisionSecretName(deployment.metadata.name ?? "", revisionId));
   }
 
   /** Writes the `<id>-api-keys` Secret the agent server reads its accepted API-key hashes from. */
@@ -219,12 +285,11 @@ export class DeploymentStore {
     this.caches.secrets.written(await this.kube.core.replaceNamespacedSecret({ namespace, name, body }));
   }
 
-  /** Removes both of the deployment's Secrets (a missing one is no error). */
+  /** Removes the deployment's Secrets: its current revision's and the API keys (a missing one is no error). */
   async deleteSecrets(deployment: AgentDeployment): Promise<void> {
-    const id = deployment.metadata.name ?? "";
     await Promise.all([
-      this.deleteSecret(deployment, deploymentSecretName(id)),
-      this.deleteSecret(deployment, deploymentApiKeysSecretName(id)),
+      this.deleteSecret(deployment, secretNameOf(deployment)),
+      this.deleteSecret(deployment, deploymentApiKeysSecretName(deployment.metadata.name ?? "")),
     ]);
   }
 
@@ -248,18 +313,22 @@ export class DeploymentStore {
         name,
         namespace: deployment.metadata.namespace,
         labels: agentDeploymentLabels(deployment.spec.tenantId, id),
-        ownerReferences: [
-          {
-            apiVersion: API_VERSION,
-            kind: AGENT_DEPLOYMENT_KIND,
-            name: id,
-            uid: deployment.metadata.uid ?? "",
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [ownerReference(AGENT_DEPLOYMENT_KIND, id, deployment.metadata.uid)],
       },
       data,
     };
   }
 }
+
+const ownerReference = (kind: string, name: string, uid: string | undefined): V1OwnerReference => ({
+  apiVersion: API_VERSION,
+  kind,
+  name,
+  uid: uid ?? "",
+  controller: true,
+  blockOwnerDeletion: true,
+});
+
+/** The Secret the deployment's current revision reads; deployments from before per-revision Secrets name none. */
+const secretNameOf = (deployment: AgentDeployment) =>
+  deployment.spec.template.secretName ?? deploymentSecretName(deployment.metadata.name ?? "");

@@ -25,7 +25,7 @@ function secrets(config: KubeConfig, core: CoreV1Api) {
     ["agents"],
     {
       path: (namespace) => `/api/v1/namespaces/${namespace}/secrets`,
-      list: (namespace) => core.listNamespacedSecret({ namespace, labelSelector: LABEL }),
+      list: (namespace) => core.listNamespacedSecret({ namespace: namespace ?? "agents", labelSelector: LABEL }),
     },
     LABEL,
     createLogger("cache-test", "silent"),

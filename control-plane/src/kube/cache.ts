@@ -24,8 +24,14 @@ function pendingWrite(resourceVersion: string | undefined, deleted: boolean): Pe
 
 const RESTART_DELAY_MS = 1_000;
 
+/** The informer key of a cluster-wide watch (no namespace is named ""). */
+const ALL = "";
+
+/** The namespaces to watch, or all of them. */
+export type WatchScope = readonly string[] | "all";
+
 /**
- * One kind of object in some namespaces, kept current by list+watch (client-node informers), so reads
+ * One kind of object in some namespaces (or all), kept current by list+watch (client-node informers), so reads
  * do not cost a round trip. Writes made by this process are registered; `fresh()` waits until the
  * watch has delivered them, which gives read-your-writes. Until the first list has completed (or
  * after a watch failure, until it recovers) the cache reports itself stale and callers read directly.
@@ -40,13 +46,18 @@ export class WatchedCollection<T extends Watched> {
 
   constructor(
     config: KubeConfig,
-    namespaces: readonly string[],
-    source: { path: (namespace: string) => string; list: (namespace: string) => Promise<{ items: T[] }> },
+    scope: WatchScope,
+    source: {
+      path: (namespace: string | undefined) => string;
+      list: (namespace: string | undefined) => Promise<{ items: T[] }>;
+    },
     labelSelector: string,
     logger: Logger,
   ) {
     this.logger = logger;
-    for (const namespace of namespaces) {
+    // One informer per namespace, or a single cluster-wide one (keyed ALL) when namespaces come and go.
+    for (const key of scope === "all" ? [ALL] : scope) {
+      const namespace = key === ALL ? undefined : key;
       // client-node types informers over its own object model; the objects are plain JSON either way.
       const informer = makeInformer(
         config,
@@ -58,9 +69,13 @@ export class WatchedCollection<T extends Watched> {
       informer.on("add", seen);
       informer.on("update", seen);
       informer.on("delete", (object) => this.seen(object, true));
-      informer.on("error", (error) => this.fail(namespace, informer, error));
-      this.informers.set(namespace, informer);
+      informer.on("error", (error) => this.fail(key, informer, error));
+      this.informers.set(key, informer);
     }
+  }
+
+  private informerFor(namespace: string): (Informer<T> & ObjectCache<T>) | undefined {
+    return this.informers.get(namespace) ?? this.informers.get(ALL);
   }
 
   /** Starts watching in the background; reads fall back to direct API calls until the first list is in. */
@@ -108,8 +123,9 @@ export class WatchedCollection<T extends Watched> {
   written(object: T | undefined, deleted = false): void {
     const namespace = object?.metadata?.namespace;
     const name = object?.metadata?.name;
-    if (!namespace || !name || !this.informers.has(namespace)) return;
-    const cached = this.informers.get(namespace)?.get(name, namespace);
+    const informer = namespace ? this.informerFor(namespace) : undefined;
+    if (!namespace || !name || !informer) return;
+    const cached = informer.get(name, namespace);
     const resourceVersion = object.metadata?.resourceVersion;
     if (cached?.metadata?.resourceVersion === resourceVersion || (deleted && !cached)) return;
     const key = keyOf(namespace, name);
@@ -146,11 +162,11 @@ export class WatchedCollection<T extends Watched> {
   }
 
   list(namespace: string): readonly T[] {
-    return this.informers.get(namespace)?.list(namespace) ?? [];
+    return this.informerFor(namespace)?.list(namespace) ?? [];
   }
 
   get(namespace: string, name: string): T | undefined {
-    return this.informers.get(namespace)?.get(name, namespace);
+    return this.informerFor(namespace)?.get(name, namespace);
   }
 }
 

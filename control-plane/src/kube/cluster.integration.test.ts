@@ -95,7 +95,7 @@ describe.skipIf(!cluster)("control plane against a real Kubernetes cluster", () 
       port: 0,
       host: "127.0.0.1",
       kubeconfigPath,
-      namespaces: [namespace],
+      layout: { kind: "shared", namespaces: [namespace] },
       providersNamespace: providers,
       apiKeys: ids.grants,
       logLevel: "silent",

@@ -1,5 +1,6 @@
-import { CLEANUP_FINALIZER, deploymentSecretName } from "@agentplane/crds";
+import { CLEANUP_FINALIZER, revisionSecretName } from "@agentplane/crds";
 import { describe, expect, it } from "vitest";
+import { SHARED_WITH_ANNOTATION } from "../deployments/pod-policy.ts";
 import { type Harness } from "../testing/harness.ts";
 import type { OperatorStandIn } from "../testing/operator-stand-in.ts";
 import { useHarness } from "../testing/suite.ts";
@@ -30,12 +31,24 @@ describe("patch and revisions", () => {
 
     const secrets = await patch({ secrets: [{ name: "NEW_SECRET", value: "v2" }] });
     expect(secrets.body.secrets).toEqual([{ name: "NEW_SECRET", value: "v2" }]);
-    const stored = await h.cluster.core.readNamespacedSecret({ namespace: "agents", name: deploymentSecretName(d.id) });
+    const secretOf = (revisionId: string) =>
+      h.cluster.core.readNamespacedSecret({ namespace: "agents", name: revisionSecretName(d.id, revisionId) });
+    const stored = await secretOf(secrets.body.latest_revision_id);
     expect(Object.keys(stored.data ?? {})).toEqual(["NEW_SECRET"]);
+    // Each revision keeps its own values: pods of the older one restart with what they started with.
+    expect(Object.keys((await secretOf(image.body.latest_revision_id)).data ?? {})).toEqual(["OPENAI_API_KEY"]);
+    expect((await operator.revision("agents", secrets.body.latest_revision_id)).spec.template.secretName).toBe(
+      stored.metadata?.name,
+    );
 
     const resources = await patch({ source_config: { resource_spec: { min_scale: 2, max_scale: 4 } } });
     expect(resources.body.source_config.resource_spec).toMatchObject({ min_scale: 2, max_scale: 4, cpu: null });
 
+    // An administrator shared the Secret with this workspace; only then may it be referenced.
+    await h.cluster.core.createNamespacedSecret({
+      namespace: "agents",
+      body: { metadata: { name: "db", annotations: { [SHARED_WITH_ANNOTATION]: h.ids.wsA1 } }, data: {} },
+    });
     const refs = await patch({ secret_references: [{ name: "DB_PASSWORD", secret_name: "db", secret_key: "pw" }] });
     expect(refs.body.secret_references).toEqual([{ name: "DB_PASSWORD", secret_name: "db", secret_key: "pw" }]);
 
@@ -153,10 +166,12 @@ describe("delete", () => {
     expect((await h.api("DELETE", `/v2/deployments/${d.id}`)).status).toBe(404);
     // its Secret and revisions are owned by it, so the garbage collector removes them
     const secretGone = () =>
-      h.cluster.core.readNamespacedSecret({ namespace: "agents", name: deploymentSecretName(d.id) }).then(
-        () => false,
-        () => true,
-      );
+      h.cluster.core
+        .readNamespacedSecret({ namespace: "agents", name: revisionSecretName(d.id, d.latest_revision_id) })
+        .then(
+          () => false,
+          () => true,
+        );
     await expect.poll(secretGone).toBe(true);
     await expect
       .poll(() =>

@@ -16,7 +16,7 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node
 import { SignJWT } from "jose";
 import { startKubeApiServer } from "../../../testing/kube-apiserver/server.ts";
 import { type RunningControlPlane, startControlPlane } from "../app.ts";
-import type { ControlPlaneConfig } from "../config.ts";
+import type { ControlPlaneConfig, NamespaceLayout } from "../config.ts";
 
 export const JWT_SECRET = "control-plane-tests-shared-secret-0123456789";
 export const NAMESPACES = ["agents", "team-b"];
@@ -128,12 +128,19 @@ export function kubeconfigVia(kubeconfigPath: string, server: string): string {
   return path;
 }
 
-export function controlPlaneConfig(kubeconfigPath: string, ids: Identities): ControlPlaneConfig {
+/** The tenant-namespace prefix of harnesses started with the `workspace` layout. */
+export const TENANT_PREFIX = "tenant-";
+
+export function controlPlaneConfig(
+  kubeconfigPath: string,
+  ids: Identities,
+  layout: NamespaceLayout = { kind: "shared", namespaces: NAMESPACES },
+): ControlPlaneConfig {
   return {
     port: 0,
     host: "127.0.0.1",
     kubeconfigPath,
-    namespaces: NAMESPACES,
+    layout,
     providersNamespace: PROVIDERS_NAMESPACE,
     apiKeys: ids.grants,
     jwt: { secret: JWT_SECRET, organizationClaim: "organization_id", workspacesClaim: "workspace_ids" },
@@ -143,8 +150,26 @@ export function controlPlaneConfig(kubeconfigPath: string, ids: Identities): Con
 
 /** Everything the control plane may write, counted: a rejected request must leave these unchanged. */
 export async function countObjects(cluster: Pick<Cluster, "custom" | "core">): Promise<number> {
-  let total = 0;
-  for (const namespace of [...NAMESPACES, PROVIDERS_NAMESPACE]) {
+  return (await clusterSnapshot(cluster)).length;
+}
+
+/**
+ * Every object of the kinds the control plane writes, in every namespace, as `kind namespace/name
+ * resourceVersion` (sorted): equal snapshots mean nothing was created, changed or deleted.
+ */
+export async function clusterSnapshot(cluster: Pick<Cluster, "custom" | "core">): Promise<string[]> {
+  const entries: string[] = [];
+  const add = (
+    kind: string,
+    items: { metadata?: { namespace?: string; name?: string; resourceVersion?: string } }[],
+  ) => {
+    for (const { metadata } of items) {
+      entries.push(`${kind} ${metadata?.namespace ?? ""}/${metadata?.name} ${metadata?.resourceVersion}`);
+    }
+  };
+  const namespaces = (await cluster.core.listNamespace()).items;
+  add("Namespace", namespaces);
+  for (const namespace of namespaces.map((ns) => ns.metadata?.name ?? "")) {
     for (const plural of [AGENT_DEPLOYMENT_PLURAL, AGENT_REVISION_PLURAL]) {
       const list = (await cluster.custom.listNamespacedCustomObject({
         group: GROUP,
@@ -152,14 +177,14 @@ export async function countObjects(cluster: Pick<Cluster, "custom" | "core">): P
         plural,
         namespace,
       })) as {
-        items: unknown[];
+        items: { metadata?: { namespace?: string; name?: string; resourceVersion?: string } }[];
       };
-      total += list.items.length;
+      add(plural, list.items);
     }
-    total += (await cluster.core.listNamespacedSecret({ namespace })).items.length;
-    total += (await cluster.core.listNamespacedConfigMap({ namespace })).items.length;
+    add("Secret", (await cluster.core.listNamespacedSecret({ namespace })).items);
+    add("ConfigMap", (await cluster.core.listNamespacedConfigMap({ namespace })).items);
   }
-  return total;
+  return entries.sort();
 }
 
 export interface Harness {
@@ -173,10 +198,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
+/** A harness over the shared namespaces `NAMESPACES`, or over tenant namespaces (`layout` workspace). */
+export async function startHarness(layout?: NamespaceLayout): Promise<Harness> {
   const cluster = await startTestCluster();
   const ids = identities();
-  const controlPlane = await startControlPlane(controlPlaneConfig(cluster.kubeconfigPath, ids));
+  const controlPlane = await startControlPlane(controlPlaneConfig(cluster.kubeconfigPath, ids, layout));
   const api: Harness["api"] = (method, path, options = {}) =>
     call(controlPlane.url, method, path, { ...options, headers: { "x-api-key": ids.keys.a1, ...options.headers } });
   return {

@@ -1,0 +1,544 @@
+import type { ValidationIssue } from "@agentplane/common";
+import type { Container, SecretReference as CrSecretReference, Resources } from "@agentplane/crds";
+import { z } from "zod";
+
+/**
+ * What a deployment may put into its pods: an allow-list in the manner of Knative Serving's pod-spec
+ * validation. Every Kubernetes-shaped field a tenant sends (volumes, sidecars, init containers) is a
+ * strict schema here, so a field not listed is refused with 422 naming it (and a deeply nested value
+ * never gets further than the first unknown key); the checks that span fields are pure functions
+ * over the parsed request. Objects a deployment refers to by name (Secrets, ConfigMaps, a
+ * ServiceAccount) are collected by `referencedObjects` and checked against the cluster by the service.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Environment variable names
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Names the platform sets or relies on in the agent server's environment: its authentication and
+ * wiring (the operator sets PORT, REDIS_URI and AGENTPLANE_API_KEYS_FILE; AGENTPLANE_API_KEYS would
+ * plant a key that outlives the grant it came from), how Node loads code, the agent server's process
+ * settings, and the names the LangSmith reference reserves. Per-deployment tuning the agent server
+ * documents for tenants (LOG_LEVEL, CORS_ALLOW_ORIGINS, OTEL_*, LANGSMITH_TRACING, run/cron/store
+ * limits) stays settable; pod-policy.test.ts checks every name the agent server reads is one or the other.
+ */
+const RESERVED_ENV_NAMES: ReadonlySet<string> = new Set([
+  // the agent server's wiring and process settings
+  "PORT",
+  "HOST",
+  "REDIS_URI",
+  "REDIS_PREFIX",
+  "N_WORKERS",
+  "BODY_LIMIT",
+  "SHUTDOWN_GRACE_MS",
+  "LANGGRAPH_JSON",
+  // the Node runtime
+  "NODE_OPTIONS",
+  "NODE_PATH",
+  "NODE_ENV",
+  "NODE_EXTRA_CA_CERTS",
+  "NODE_TLS_REJECT_UNAUTHORIZED",
+  "LD_PRELOAD",
+  "LD_LIBRARY_PATH",
+  // reserved by the LangSmith control plane this API follows
+  "LANGCHAIN_TRACING_V2",
+  "LANGSMITH_TRACING_V2",
+  "LANGCHAIN_ENDPOINT",
+  "LANGCHAIN_PROJECT",
+  "LANGSMITH_PROJECT",
+  "LANGSMITH_LANGGRAPH_GIT_REPO",
+  "LANGGRAPH_GIT_REPO_PATH",
+  "LANGCHAIN_API_KEY",
+  "LANGSMITH_CONTROL_PLANE_API_KEY",
+  "POSTGRES_URI",
+  "POSTGRES_PASSWORD",
+  "DATABASE_URI",
+  "LANGSMITH_LANGGRAPH_GIT_REF",
+  "LANGSMITH_LANGGRAPH_GIT_REF_SHA",
+  "LANGGRAPH_AUTH_TYPE",
+  "LANGSMITH_AUTH_ENDPOINT",
+  "LANGSMITH_TENANT_ID",
+  "LANGSMITH_AUTH_VERIFY_TENANT_ID",
+  "LANGSMITH_HOST_PROJECT_ID",
+  "LANGSMITH_HOST_PROJECT_NAME",
+  "LANGSMITH_HOST_REVISION_ID",
+  "LOG_JSON",
+  "LOG_DICT_TRACEBACKS",
+  "LANGCHAIN_CALLBACKS_BACKGROUND",
+  "DD_TRACE_PSYCOPG_ENABLED",
+  "DD_TRACE_REDIS_ENABLED",
+  "LANGSMITH_DEPLOYMENT_NAME",
+  "LANGGRAPH_CLOUD_LICENSE_KEY",
+]);
+
+/** Every name under these prefixes is the platform's, including names it has not used yet. */
+const RESERVED_ENV_PREFIXES = ["AGENTPLANE_", "KUBERNETES_"];
+
+export function isReservedEnvName(name: string): boolean {
+  const upper = name.toUpperCase();
+  return RESERVED_ENV_NAMES.has(upper) || RESERVED_ENV_PREFIXES.some((prefix) => upper.startsWith(prefix));
+}
+
+export const envVarName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
+  .max(253);
+
+/** An environment variable of the agent server itself (`secrets`, `secret_references`). */
+export const agentEnvVarName = envVarName.refine((name) => !isReservedEnvName(name), "is reserved for the platform");
+
+// ---------------------------------------------------------------------------------------------
+// Names and small values
+// ---------------------------------------------------------------------------------------------
+
+export const dnsLabel = z
+  .string()
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label");
+export const dnsSubdomain = z
+  .string()
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "must be a DNS-1123 subdomain");
+
+const quantity = z
+  .string()
+  .max(64)
+  .regex(/^[0-9]+(\.[0-9]+)?([KMGTPE]i?|[mkMGTPE]|[eE][0-9]+)?$/, "must be a Kubernetes quantity (e.g. 64Mi)");
+const fileMode = z.int().min(0).max(0o777);
+/** A relative path without `..` segments (where a key lands inside a volume). */
+const relativePath = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine((path) => !path.startsWith("/") && !path.split("/").includes(".."), "must be a relative path without '..'");
+const absolutePath = z.string().min(1).max(1024).startsWith("/", "must be an absolute path");
+const port = z.int().min(1).max(65535);
+const portRef = z.union([port, z.string().min(1).max(15)]);
+const shortString = z.string().max(1024);
+
+/** A field that exists on Kubernetes objects but that no deployment may set. */
+const refused = (why: string) => z.never({ error: why }).optional();
+
+// ---------------------------------------------------------------------------------------------
+// Volumes: configMap, secret, emptyDir, projected (configMap / secret / downwardAPI sources)
+// ---------------------------------------------------------------------------------------------
+
+const keyToPath = z.strictObject({ key: z.string().min(1).max(253), path: relativePath, mode: fileMode.optional() });
+const keyItems = z.array(keyToPath).max(64);
+
+const downwardApiFile = z.strictObject({
+  path: relativePath,
+  fieldRef: z.strictObject({ fieldPath: shortString, apiVersion: shortString.optional() }).optional(),
+  resourceFieldRef: z
+    .strictObject({ containerName: dnsLabel.optional(), resource: shortString, divisor: quantity.optional() })
+    .optional(),
+  mode: fileMode.optional(),
+});
+
+const NOT_A_VOLUME_TYPE =
+  "this volume type is not allowed: a deployment's volumes are configMap, secret, emptyDir or projected";
+
+const projection = z
+  .strictObject({
+    configMap: z
+      .strictObject({ name: dnsSubdomain, items: keyItems.optional(), optional: z.boolean().optional() })
+      .optional(),
+    secret: z
+      .strictObject({ name: dnsSubdomain, items: keyItems.optional(), optional: z.boolean().optional() })
+      .optional(),
+    downwardAPI: z.strictObject({ items: z.array(downwardApiFile).max(64) }).optional(),
+    serviceAccountToken: refused("a projected service account token would give the pod Kubernetes API credentials"),
+    clusterTrustBundle: refused("projected sources are configMap, secret or downwardAPI"),
+  })
+  .refine(
+    (source) => [source.configMap, source.secret, source.downwardAPI].filter(Boolean).length === 1,
+    "a projected source needs exactly one of configMap, secret, downwardAPI",
+  );
+
+export const PolicyVolume = z
+  .strictObject({
+    name: dnsLabel,
+    configMap: z
+      .strictObject({
+        name: dnsSubdomain,
+        items: keyItems.optional(),
+        defaultMode: fileMode.optional(),
+        optional: z.boolean().optional(),
+      })
+      .optional(),
+    secret: z
+      .strictObject({
+        secretName: dnsSubdomain,
+        items: keyItems.optional(),
+        defaultMode: fileMode.optional(),
+        optional: z.boolean().optional(),
+      })
+      .optional(),
+    emptyDir: z
+      .strictObject({
+        medium: z.enum(["", "Memory"]).optional(),
+        sizeLimit: quantity.optional(),
+      })
+      .optional(),
+    projected: z.strictObject({ sources: z.array(projection).max(32), defaultMode: fileMode.optional() }).optional(),
+    hostPath: refused("hostPath volumes reach into the node's filesystem"),
+    persistentVolumeClaim: refused(NOT_A_VOLUME_TYPE),
+    downwardAPI: refused(`${NOT_A_VOLUME_TYPE} (use a projected downwardAPI source)`),
+    csi: refused(NOT_A_VOLUME_TYPE),
+    ephemeral: refused(NOT_A_VOLUME_TYPE),
+    nfs: refused(NOT_A_VOLUME_TYPE),
+    iscsi: refused(NOT_A_VOLUME_TYPE),
+    image: refused(NOT_A_VOLUME_TYPE),
+  })
+  .refine(
+    (volume) => [volume.configMap, volume.secret, volume.emptyDir, volume.projected].filter(Boolean).length === 1,
+    "a volume needs exactly one of configMap, secret, emptyDir, projected",
+  );
+
+export const PolicyVolumeMount = z.strictObject({
+  name: dnsLabel,
+  mountPath: absolutePath,
+  subPath: relativePath.optional(),
+  subPathExpr: relativePath.optional(),
+  // Propagation from or to the host needs host mounts (Bidirectional even a privileged container).
+  mountPropagation: z.enum(["None"], { error: "only 'None' is allowed" }).optional(),
+  readOnly: z.boolean().optional(),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Containers (sidecars and init containers)
+// ---------------------------------------------------------------------------------------------
+
+const keySelector = z.strictObject({
+  name: dnsSubdomain,
+  key: z.string().min(1).max(253),
+  optional: z.boolean().optional(),
+});
+
+const containerEnvVar = z.strictObject({
+  name: z.string().min(1).max(253),
+  value: z.string().max(32_768).optional(),
+  valueFrom: z
+    .strictObject({
+      secretKeyRef: keySelector.optional(),
+      configMapKeyRef: keySelector.optional(),
+      fieldRef: z.strictObject({ fieldPath: shortString, apiVersion: shortString.optional() }).optional(),
+      resourceFieldRef: z
+        .strictObject({ containerName: dnsLabel.optional(), resource: shortString, divisor: quantity.optional() })
+        .optional(),
+    })
+    .optional(),
+});
+
+const envFromSource = z.strictObject({
+  prefix: z.string().max(253).optional(),
+  secretRef: z.strictObject({ name: dnsSubdomain, optional: z.boolean().optional() }).optional(),
+  configMapRef: z.strictObject({ name: dnsSubdomain, optional: z.boolean().optional() }).optional(),
+});
+
+const NO_HOST = "a probe may only reach its own pod";
+const probe = z.strictObject({
+  exec: z.strictObject({ command: z.array(z.string().max(4096)).max(64) }).optional(),
+  httpGet: z
+    .strictObject({
+      path: shortString.optional(),
+      port: portRef,
+      scheme: z.enum(["HTTP", "HTTPS"]).optional(),
+      httpHeaders: z
+        .array(z.strictObject({ name: shortString, value: shortString }))
+        .max(16)
+        .optional(),
+      host: refused(NO_HOST),
+    })
+    .optional(),
+  tcpSocket: z.strictObject({ port: portRef, host: refused(NO_HOST) }).optional(),
+  grpc: z.strictObject({ port, service: shortString.optional() }).optional(),
+  initialDelaySeconds: z.int().min(0).max(3600).optional(),
+  periodSeconds: z.int().min(1).max(3600).optional(),
+  timeoutSeconds: z.int().min(1).max(3600).optional(),
+  successThreshold: z.int().min(1).max(100).optional(),
+  failureThreshold: z.int().min(1).max(100).optional(),
+  terminationGracePeriodSeconds: z.int().min(1).max(3600).optional(),
+});
+
+const resourceList = z.record(z.enum(["cpu", "memory", "ephemeral-storage"]), quantity);
+
+/**
+ * What a container may say about its privileges: only ever less than the restricted Pod Security
+ * profile allows. Left unset, the secure value is filled in (`withRestrictedSecurityContext`).
+ */
+const securityContext = z.strictObject({
+  privileged: z.literal(false, { error: "privileged containers are not allowed" }).optional(),
+  allowPrivilegeEscalation: z.literal(false, { error: "privilege escalation is not allowed" }).optional(),
+  runAsNonRoot: z.literal(true, { error: "containers must run as a non-root user" }).optional(),
+  runAsUser: z.int().min(1, "containers must run as a non-root user").max(2_147_483_647).optional(),
+  runAsGroup: z.int().min(0).max(2_147_483_647).optional(),
+  readOnlyRootFilesystem: z.boolean().optional(),
+  capabilities: z
+    .strictObject({
+      drop: z.array(z.string().min(1).max(64)).max(64).optional(),
+      add: refused("containers may only drop capabilities (all are dropped)"),
+    })
+    .optional(),
+  seccompProfile: z
+    .strictObject({
+      type: z.literal("RuntimeDefault", { error: "only the RuntimeDefault seccomp profile is allowed" }),
+    })
+    .optional(),
+  procMount: refused("procMount is not allowed"),
+  seLinuxOptions: refused("seLinuxOptions are not allowed"),
+  appArmorProfile: refused("appArmorProfile is not allowed"),
+  windowsOptions: refused("windowsOptions are not allowed"),
+});
+
+const containerFields = {
+  name: dnsLabel,
+  image: z.string().min(1).max(1024),
+  command: z.array(z.string().max(32_768)).max(256).optional(),
+  args: z.array(z.string().max(32_768)).max(256).optional(),
+  workingDir: absolutePath.optional(),
+  env: z.array(containerEnvVar).max(256).optional(),
+  envFrom: z.array(envFromSource).max(64).optional(),
+  ports: z
+    .array(
+      z.strictObject({
+        containerPort: port,
+        name: z.string().max(15).optional(),
+        protocol: z.enum(["TCP", "UDP", "SCTP"]).optional(),
+        hostPort: refused("host ports are not allowed"),
+        hostIP: refused("host ports are not allowed"),
+      }),
+    )
+    .max(64)
+    .optional(),
+  resources: z.strictObject({ requests: resourceList.optional(), limits: resourceList.optional() }).optional(),
+  volumeMounts: z.array(PolicyVolumeMount).max(64).optional(),
+  livenessProbe: probe.optional(),
+  readinessProbe: probe.optional(),
+  startupProbe: probe.optional(),
+  imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
+  securityContext: securityContext.optional(),
+  terminationMessagePath: absolutePath.optional(),
+  terminationMessagePolicy: z.enum(["File", "FallbackToLogsOnError"]).optional(),
+};
+
+export const PolicySidecar = z.strictObject(containerFields);
+/** Init containers may be native sidecars (`restartPolicy: Always`). */
+export const PolicyInitContainer = z.strictObject({ ...containerFields, restartPolicy: z.enum(["Always"]).optional() });
+
+/**
+ * The container with the restricted profile's settings filled in where the request left them out:
+ * no privilege escalation, non-root, every capability dropped, the RuntimeDefault seccomp profile.
+ * (Explicit values that would loosen these never pass the schema above.)
+ */
+export function withRestrictedSecurityContext<C extends { securityContext?: z.infer<typeof securityContext> }>(
+  container: C,
+): C {
+  const context = container.securityContext ?? {};
+  const drop = [...new Set(["ALL", ...(context.capabilities?.drop ?? [])])];
+  return {
+    ...container,
+    securityContext: {
+      ...context,
+      privileged: false,
+      allowPrivilegeEscalation: false,
+      runAsNonRoot: true,
+      capabilities: { drop },
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks across fields
+// ---------------------------------------------------------------------------------------------
+
+/** The container the operator builds for the agent server; the volume names it adds start with this. */
+const AGENT_CONTAINER = "agent-server";
+const RESERVED_VOLUME_PREFIX = "agentplane-";
+
+/** Label and annotation domains that belong to Kubernetes or the platform (Pod Security, AppArmor, selectors). */
+const RESERVED_KEY_DOMAINS = ["kubernetes.io", "k8s.io", "agentplane.dev"];
+
+function reservedMetadataKey(key: string): boolean {
+  const slash = key.indexOf("/");
+  if (slash < 0) return false;
+  const domain = key.slice(0, slash).toLowerCase();
+  return RESERVED_KEY_DOMAINS.some((reserved) => domain === reserved || domain.endsWith(`.${reserved}`));
+}
+
+/** The Kubernetes-shaped part of `resource_spec` that the cross-field rules read. */
+export interface PodFields {
+  labels?: Record<string, string> | null;
+  annotations?: Record<string, string> | null;
+  volumes?: { name: string }[] | null;
+  volume_mounts?: { name: string }[] | null;
+  sidecars?: { name: string; volumeMounts?: { name: string }[] }[] | null;
+  init_containers?: { name: string; volumeMounts?: { name: string }[] }[] | null;
+}
+
+type Loc = (string | number)[];
+
+const issue = (loc: Loc, msg: string, type = "value_error"): ValidationIssue => ({ loc, msg, type });
+
+/**
+ * The rules that span fields of a parsed `resource_spec` (at `loc`): platform-owned label and
+ * annotation keys, unique names that do not clash with the agent server's, and mounts of declared
+ * volumes only.
+ */
+export function podFieldIssues(spec: PodFields, loc: Loc): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  for (const field of ["labels", "annotations"] as const) {
+    for (const key of Object.keys(spec[field] ?? {})) {
+      if (reservedMetadataKey(key)) {
+        issues.push(issue([...loc, field, key], `keys under ${RESERVED_KEY_DOMAINS.join(", ")} are reserved`));
+      }
+    }
+  }
+  const volumeNames = new Set<string>();
+  (spec.volumes ?? []).forEach((volume, index) => {
+    if (volume.name.startsWith(RESERVED_VOLUME_PREFIX)) {
+      issues.push(
+        issue([...loc, "volumes", index, "name"], `volume names starting '${RESERVED_VOLUME_PREFIX}' are reserved`),
+      );
+    } else if (volumeNames.has(volume.name)) {
+      issues.push(issue([...loc, "volumes", index, "name"], "volume names must be unique"));
+    }
+    volumeNames.add(volume.name);
+  });
+  const checkMounts = (mounts: { name: string }[] | undefined | null, at: Loc) => {
+    (mounts ?? []).forEach((mount, index) => {
+      if (!volumeNames.has(mount.name)) {
+        issues.push(issue([...at, index, "name"], `no volume named '${mount.name}' in resource_spec.volumes`));
+      }
+    });
+  };
+  checkMounts(spec.volume_mounts, [...loc, "volume_mounts"]);
+  const containerNames = new Set([AGENT_CONTAINER]);
+  for (const field of ["init_containers", "sidecars"] as const) {
+    (spec[field] ?? []).forEach((container, index) => {
+      if (containerNames.has(container.name)) {
+        issues.push(issue([...loc, field, index, "name"], `container name '${container.name}' is already taken`));
+      }
+      containerNames.add(container.name);
+      checkMounts(container.volumeMounts, [...loc, field, index, "volumeMounts"]);
+    });
+  }
+  return issues;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Objects referenced by name
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Annotation an administrator puts on a Secret, ConfigMap or ServiceAccount in a deployment
+ * namespace to let deployments of the listed workspaces use it: comma-separated workspace ids, or `*`.
+ */
+export const SHARED_WITH_ANNOTATION = "agentplane.dev/shared-with-workspaces";
+
+export function sharedWith(annotations: Record<string, string> | undefined, workspaceId: string): boolean {
+  const value = annotations?.[SHARED_WITH_ANNOTATION];
+  if (!value) return false;
+  const ids = value.split(",").map((id) => id.trim().toLowerCase());
+  return ids.includes("*") || ids.includes(workspaceId.toLowerCase());
+}
+
+export type ReferencedKind = "Secret" | "ConfigMap" | "ServiceAccount";
+
+export interface ObjectReference {
+  kind: ReferencedKind;
+  name: string;
+  /** Where the name is in the API request. */
+  loc: Loc;
+}
+
+const RESOURCE_SPEC: Loc = ["body", "source_config", "resource_spec"];
+
+function containerReferences(container: Container, loc: Loc): ObjectReference[] {
+  const refs: ObjectReference[] = [];
+  const env = (container.env ?? []) as z.infer<typeof containerEnvVar>[];
+  env.forEach((variable, index) => {
+    const at = [...loc, "env", index, "valueFrom"];
+    if (variable.valueFrom?.secretKeyRef) {
+      refs.push({ kind: "Secret", name: variable.valueFrom.secretKeyRef.name, loc: [...at, "secretKeyRef", "name"] });
+    }
+    if (variable.valueFrom?.configMapKeyRef) {
+      refs.push({
+        kind: "ConfigMap",
+        name: variable.valueFrom.configMapKeyRef.name,
+        loc: [...at, "configMapKeyRef", "name"],
+      });
+    }
+  });
+  const envFrom = (container.envFrom ?? []) as z.infer<typeof envFromSource>[];
+  envFrom.forEach((source, index) => {
+    if (source.secretRef)
+      refs.push({ kind: "Secret", name: source.secretRef.name, loc: [...loc, "envFrom", index, "secretRef", "name"] });
+    if (source.configMapRef) {
+      refs.push({
+        kind: "ConfigMap",
+        name: source.configMapRef.name,
+        loc: [...loc, "envFrom", index, "configMapRef", "name"],
+      });
+    }
+  });
+  return refs;
+}
+
+/**
+ * Every Secret, ConfigMap and ServiceAccount a revision template names (in its custom-resource
+ * spelling), each with where it sits in the API request. None of them may be used unless an
+ * administrator shared it with the workspace.
+ */
+export function referencedObjects(
+  resources: Resources | undefined,
+  secretReferences: CrSecretReference[] | undefined,
+): ObjectReference[] {
+  const refs: ObjectReference[] = [];
+  (secretReferences ?? []).forEach((ref, index) => {
+    refs.push({ kind: "Secret", name: ref.secretName, loc: ["body", "secret_references", index, "secret_name"] });
+  });
+  if (resources?.serviceAccountName) {
+    refs.push({
+      kind: "ServiceAccount",
+      name: resources.serviceAccountName,
+      loc: [...RESOURCE_SPEC, "service_account_name"],
+    });
+  }
+  (resources?.imagePullSecrets ?? []).forEach((secret, index) => {
+    refs.push({ kind: "Secret", name: secret.name, loc: [...RESOURCE_SPEC, "image_pull_secrets", index, "name"] });
+  });
+  const volumes = (resources?.volumes ?? []) as z.infer<typeof PolicyVolume>[];
+  volumes.forEach((volume, index) => {
+    const at = [...RESOURCE_SPEC, "volumes", index];
+    if (volume.secret)
+      refs.push({ kind: "Secret", name: volume.secret.secretName, loc: [...at, "secret", "secretName"] });
+    if (volume.configMap)
+      refs.push({ kind: "ConfigMap", name: volume.configMap.name, loc: [...at, "configMap", "name"] });
+    (volume.projected?.sources ?? []).forEach((source, i) => {
+      const sourceAt = [...at, "projected", "sources", i];
+      if (source.secret) refs.push({ kind: "Secret", name: source.secret.name, loc: [...sourceAt, "secret", "name"] });
+      if (source.configMap) {
+        refs.push({ kind: "ConfigMap", name: source.configMap.name, loc: [...sourceAt, "configMap", "name"] });
+      }
+    });
+  });
+  (resources?.initContainers ?? []).forEach((container, index) => {
+    refs.push(...containerReferences(container, [...RESOURCE_SPEC, "init_containers", index]));
+  });
+  (resources?.sidecars ?? []).forEach((container, index) => {
+    refs.push(...containerReferences(container, [...RESOURCE_SPEC, "sidecars", index]));
+  });
+  return refs;
+}
+
+/** The 422 entry for a reference to an object not shared with the workspace (absent ones look the same). */
+export function notSharedIssue(ref: ObjectReference): ValidationIssue {
+  return issue(
+    ref.loc,
+    `${ref.kind} '${ref.name}' is not shared with this workspace (an administrator shares it with the annotation ${SHARED_WITH_ANNOTATION})`,
+    "reference_not_allowed",
+  );
+}
