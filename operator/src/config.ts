@@ -43,6 +43,19 @@ const EnvSchema = z.object({
   REDIS_STORAGE_CLASS: z.string().min(1).optional(),
   PROGRESS_DEADLINE_SECONDS: integer(10, 86_400).default(defaultBuildSettings.progressDeadlineSeconds),
   TARGET_CPU_UTILIZATION: integer(1, 100).default(defaultBuildSettings.targetCpuUtilization),
+  /** JSON list of NetworkPolicyPeers admitted to the agent servers (the ingress path). */
+  AGENT_INGRESS_FROM: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "not JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.array(z.record(z.string(), z.unknown())))
+    .optional(),
 });
 
 /** Reads the operator's settings from the environment; throws a readable error listing every bad variable. */
@@ -78,6 +91,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): OperatorSettings {
       ...(e.REDIS_STORAGE_CLASS ? { redisStorageClassName: e.REDIS_STORAGE_CLASS } : {}),
       progressDeadlineSeconds: e.PROGRESS_DEADLINE_SECONDS,
       targetCpuUtilization: e.TARGET_CPU_UTILIZATION,
+      agentIngressFrom: e.AGENT_INGRESS_FROM ?? defaultBuildSettings.agentIngressFrom,
     },
   };
 }

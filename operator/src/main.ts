@@ -22,6 +22,9 @@ async function main(): Promise<void> {
       },
     );
   };
+  // As controller-runtime does: a replica that lost its lease exits at once, in-flight work and all,
+  // and its restart campaigns again with fresh caches.
+  void operator.lostLeadership.then(() => process.exit(1));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
 }

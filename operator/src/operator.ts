@@ -21,6 +21,11 @@ export interface RunningOperator {
   isLeader(): boolean;
   /** Resolves once every informer has listed at least once. */
   synced: Promise<void>;
+  /**
+   * Resolves when this replica loses the lease it held. It has stopped reconciling by then and never
+   * campaigns again: like controller-runtime, the process should exit and start afresh.
+   */
+  lostLeadership: Promise<void>;
   /** Resolves when no reconcile is queued or running (tests, benchmarks). */
   idle(): Promise<void>;
   close(): Promise<void>;
@@ -85,6 +90,7 @@ export async function startOperator(
     services: inform(resources.service, ownerOf("Service"), ours, trimToStatus),
     statefulSets: inform(resources.statefulSet, ownerOf("StatefulSet"), ours, trimToStatus),
     autoscalers: inform(resources.hpa, ownerOf("HorizontalPodAutoscaler"), ours, trimToStatus),
+    networkPolicies: inform(resources.networkPolicy, ownerOf("NetworkPolicy"), ours, trimToStatus),
     pods: inform(resources.pod, ownerOf("Pod"), ours, trimPod),
   };
   const synced = Promise.all(informers.map((i) => i.synced)).then(() => undefined);
@@ -124,17 +130,32 @@ export async function startOperator(
   const enqueueAll = () => {
     for (const agd of caches.agentDeployments.list()) enqueue(agd.metadata.namespace, agd.metadata.name);
   };
+  let leading = false;
+  let closed = false;
+  let reportLoss: () => void = () => {};
+  const lostLeadership = new Promise<void>((resolve) => {
+    reportLoss = resolve;
+  });
   const lead = async () => {
+    leading = true;
     metrics.leader.set(1);
     await synced;
+    // The lease may have been lost (or the operator closed) while the caches filled.
+    if (!leading || closed) return;
     queue = workQueue;
     enqueueAll();
     workQueue.start();
   };
   const follow = () => {
+    leading = false;
     metrics.leader.set(0);
     queue = undefined;
     void workQueue.stop();
+    if (closed) return;
+    // Another replica may hold the lease already: never come back to work with state from before.
+    void elector?.stop();
+    log.error({ identity: settings.identity }, "lost the leader lease; reconciling stopped");
+    reportLoss();
   };
 
   const elector = settings.leaderElection
@@ -167,8 +188,10 @@ export async function startOperator(
     healthPort: health.port,
     isLeader: () => (elector ? elector.isLeader : true),
     synced,
+    lostLeadership,
     idle: () => workQueue.idle(),
     close: async () => {
+      closed = true;
       clearInterval(resync);
       await elector?.stop();
       await workQueue.stop();

@@ -23,7 +23,6 @@ describe("buildAgentDeployment", () => {
       memoryLimitMb: 1024,
       labels: { team: "a" },
       annotations: { note: "x" },
-      serviceAccountName: "agent-sa",
       imagePullSecrets: [{ name: "regcred" }],
       volumes: [{ name: "cache", emptyDir: {} }],
       volumeMounts: [{ name: "cache", mountPath: "/cache" }],
@@ -33,6 +32,13 @@ describe("buildAgentDeployment", () => {
   });
   const deployment: Json = buildAgentDeployment(agd, revision, settings);
   const pod = deployment.spec.template;
+  const hardened = {
+    privileged: false,
+    runAsNonRoot: true,
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ["ALL"] },
+    seccompProfile: { type: "RuntimeDefault" },
+  };
   const container = pod.spec.containers[0];
 
   it("is a valid apps/v1 Deployment", () => {
@@ -46,10 +52,19 @@ describe("buildAgentDeployment", () => {
     ["revision annotation on the pod template", pod.metadata.annotations["agentplane.dev/revision-id"], REVISION_ID],
     ["user labels on the pod", pod.metadata.labels.team, "a"],
     ["user annotations on the pod", pod.metadata.annotations.note, "x"],
-    ["service account", pod.spec.serviceAccountName, "agent-sa"],
+    ["no service account override", pod.spec.serviceAccountName, undefined],
+    ["no service account token", pod.spec.automountServiceAccountToken, false],
     ["image pull secrets", pod.spec.imagePullSecrets, [{ name: "regcred" }]],
-    ["init containers", pod.spec.initContainers, [{ name: "init", image: "busybox" }]],
-    ["sidecars after the agent server", pod.spec.containers[1], { name: "proxy", image: "envoy" }],
+    [
+      "init containers, hardened",
+      pod.spec.initContainers,
+      [{ name: "init", image: "busybox", securityContext: hardened }],
+    ],
+    [
+      "sidecars after the agent server, hardened",
+      pod.spec.containers[1],
+      { name: "proxy", image: "envoy", securityContext: hardened },
+    ],
     ["readiness probe on /ok:8000", container.readinessProbe.httpGet, { path: "/ok", port: 8000 }],
     ["liveness probe on /ok:8000", container.livenessProbe.httpGet, { path: "/ok", port: 8000 }],
     ["requests", container.resources.requests, { cpu: "500m", memory: "512Mi" }],
@@ -57,6 +72,7 @@ describe("buildAgentDeployment", () => {
     ["env from the deployment's Secret", container.envFrom, [{ secretRef: { name: `${DEPLOYMENT_ID}-secrets` } }]],
     ["pod runs as non-root", pod.spec.securityContext.runAsNonRoot, true],
     ["container cannot escalate", container.securityContext.allowPrivilegeEscalation, false],
+    ["agent container hardened", container.securityContext, hardened],
     ["selector excludes the revision", deployment.spec.selector.matchLabels["agentplane.dev/revision-id"], undefined],
     ["controller owner reference", deployment.metadata.ownerReferences[0].controller, true],
     ["owner is the AgentDeployment", deployment.metadata.ownerReferences[0].kind, "AgentDeployment"],
@@ -82,16 +98,36 @@ describe("buildAgentDeployment", () => {
     expect(pod.spec.volumes.map((v: Json) => v.name)).toContain("cache");
   });
 
-  it.each([
-    ["managed Redis", undefined, { value: `redis://agent-${DEPLOYMENT_ID}-redis.agents.svc.cluster.local:6379` }],
-    [
-      "external Redis URL Secret",
-      { externalUrlSecretRef: { name: "redis-url", key: "url" } },
-      { valueFrom: { secretKeyRef: { name: "redis-url", key: "url" } } },
-    ],
-  ])("REDIS_URI for %s", (_what, redis, expected) => {
-    const built: Json = buildAgentDeployment(agentDeployment(redis ? { redis } : {}), agentRevision(), settings);
-    expect(built.spec.template.spec.containers[0].env).toContainEqual({ name: "REDIS_URI", ...expected });
+  it("REDIS_URI of the managed Redis carries its password by reference, not in clear", () => {
+    const built: Json = buildAgentDeployment(agentDeployment(), agentRevision(), settings);
+    const env = built.spec.template.spec.containers[0].env;
+    const password = env.findIndex((e: Json) => e.name === "AGENTPLANE_REDIS_PASSWORD");
+    const uri = env.findIndex((e: Json) => e.name === "REDIS_URI");
+    expect(env[password].valueFrom).toEqual({
+      secretKeyRef: { name: `agent-${DEPLOYMENT_ID}-redis`, key: "password" },
+    });
+    expect(env[uri].value).toBe(
+      `redis://:$(AGENTPLANE_REDIS_PASSWORD)@agent-${DEPLOYMENT_ID}-redis.agents.svc.cluster.local:6379`,
+    );
+    // The kubelet expands $(VAR) only from variables defined earlier in the list.
+    expect(password).toBeLessThan(uri);
+  });
+
+  it("REDIS_URI of an external Redis comes from its URL Secret", () => {
+    const redis = { externalUrlSecretRef: { name: `${DEPLOYMENT_ID}-redis-url`, key: "url" } };
+    const built: Json = buildAgentDeployment(agentDeployment({ redis }), agentRevision(), settings);
+    const env = built.spec.template.spec.containers[0].env;
+    expect(env).toContainEqual({ name: "REDIS_URI", valueFrom: { secretKeyRef: redis.externalUrlSecretRef } });
+    expect(env.map((e: Json) => e.name)).not.toContain("AGENTPLANE_REDIS_PASSWORD");
+  });
+
+  it("sets every agent-server setting explicitly, after the tenant's variables, so envFrom cannot override them", () => {
+    const names = container.env.map((e: Json) => e.name);
+    for (const name of ["PORT", "HOST", "REDIS_URI", "REDIS_PREFIX", "AGENTPLANE_API_KEYS", "NODE_OPTIONS"]) {
+      expect(names).toContain(name);
+      expect(names.indexOf(name)).toBeGreaterThan(names.indexOf("OPENAI_API_KEY"));
+    }
+    expect(container.env.find((e: Json) => e.name === "AGENTPLANE_API_KEYS").value).toBe("");
   });
 
   it("leaves replicas to the autoscaler when there is one", () => {
@@ -101,8 +137,7 @@ describe("buildAgentDeployment", () => {
 
   it("mounts no API-key file when no Secret is named", () => {
     const built: Json = buildAgentDeployment(agentDeployment(), agentRevision(), settings);
-    const env = built.spec.template.spec.containers[0].env.map((e: Json) => e.name);
-    expect(env).not.toContain("AGENTPLANE_API_KEYS_FILE");
+    expect(built.spec.template.spec.containers[0].env).toContainEqual({ name: "AGENTPLANE_API_KEYS_FILE", value: "" });
     expect(built.spec.template.spec.volumes).toEqual([]);
   });
 });

@@ -9,12 +9,16 @@ import {
   redisName,
   selectorLabels,
 } from "./names.ts";
+import { hardenedContainer, hardenedSecurityContext } from "./pod-policy.ts";
+import { REDIS_PASSWORD_KEY, REDIS_PORT, redisSecretName } from "./redis.ts";
 import type { BuildSettings } from "./settings.ts";
 
 export const AGENT_CONTAINER = "agent-server";
 const API_KEYS_VOLUME = "agentplane-api-keys";
 const API_KEYS_DIR = "/etc/agentplane/api-keys";
 const NON_ROOT_UID = 1000;
+/** Holds the managed Redis password inside the agent container only; REDIS_URI refers to it. */
+export const REDIS_PASSWORD_ENV = "AGENTPLANE_REDIS_PASSWORD";
 
 /** Replicas of the Deployment itself; undefined while an autoscaler owns the count. */
 export function fixedReplicas(resources: Resources | undefined): number | undefined {
@@ -30,13 +34,24 @@ export function hasAutoscaler(resources: Resources | undefined): boolean {
   return resources?.maxScale !== undefined && resources.maxScale > min;
 }
 
-export function redisUrlEnv(agd: AgentDeployment, settings: BuildSettings) {
+/**
+ * REDIS_URI (and what it refers to). The managed Redis password comes from its Secret through a
+ * `secretKeyRef` and is spliced into the URI by the kubelet's `$(VAR)` expansion, so the pod spec
+ * never holds it in clear.
+ */
+export function redisUrlEnv(agd: AgentDeployment, settings: BuildSettings): object[] {
   const external = agd.spec.redis?.externalUrlSecretRef;
   if (external) {
-    return { name: "REDIS_URI", valueFrom: { secretKeyRef: { name: external.name, key: external.key } } };
+    return [{ name: "REDIS_URI", valueFrom: { secretKeyRef: { name: external.name, key: external.key } } }];
   }
   const host = `${redisName(agd)}.${agd.metadata.namespace}.svc.${settings.clusterDomain}`;
-  return { name: "REDIS_URI", value: `redis://${host}:6379` };
+  return [
+    {
+      name: REDIS_PASSWORD_ENV,
+      valueFrom: { secretKeyRef: { name: redisSecretName(agd), key: REDIS_PASSWORD_KEY } },
+    },
+    { name: "REDIS_URI", value: `redis://:$(${REDIS_PASSWORD_ENV})@${host}:${REDIS_PORT}` },
+  ];
 }
 
 function containerResources(resources: Resources | undefined) {
@@ -59,11 +74,21 @@ export function buildAgentDeployment(agd: AgentDeployment, revision: AgentRevisi
   const resources = template.resources;
   const apiKeysSecret = agd.spec.apiKeysSecretName;
   const revisionId = nameOf(revision);
-  const env: object[] = [{ name: "PORT", value: String(settings.agentPort) }, redisUrlEnv(agd, settings)];
-  if (apiKeysSecret) env.push({ name: "AGENTPLANE_API_KEYS_FILE", value: `${API_KEYS_DIR}/${API_KEY_HASHES_KEY}` });
-  for (const ref of template.secretReferences ?? []) {
-    env.push({ name: ref.name, valueFrom: { secretKeyRef: { name: ref.secretName, key: ref.secretKey } } });
-  }
+  const env: object[] = (template.secretReferences ?? []).map((ref) => ({
+    name: ref.name,
+    valueFrom: { secretKeyRef: { name: ref.secretName, key: ref.secretKey } },
+  }));
+  // The server's own settings, after everything the tenant supplies: an explicit `env` entry beats a
+  // key of the same name in the `envFrom` Secret, whose keys the operator cannot see.
+  env.push(
+    { name: "PORT", value: String(settings.agentPort) },
+    { name: "HOST", value: "0.0.0.0" },
+    ...redisUrlEnv(agd, settings),
+    { name: "REDIS_PREFIX", value: "agentplane:" },
+    { name: "AGENTPLANE_API_KEYS", value: "" },
+    { name: "AGENTPLANE_API_KEYS_FILE", value: apiKeysSecret ? `${API_KEYS_DIR}/${API_KEY_HASHES_KEY}` : "" },
+    { name: "NODE_OPTIONS", value: "" },
+  );
   const volumeMounts: object[] = [...(resources?.volumeMounts ?? [])];
   const volumes: object[] = [...(resources?.volumes ?? [])];
   if (apiKeysSecret) {
@@ -83,11 +108,7 @@ export function buildAgentDeployment(agd: AgentDeployment, revision: AgentRevisi
     readinessProbe: probe(settings, 5, 3),
     livenessProbe: { ...probe(settings, 10, 6), initialDelaySeconds: 10 },
     volumeMounts,
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      runAsNonRoot: true,
-      capabilities: { drop: ["ALL"] },
-    },
+    securityContext: hardenedSecurityContext(),
   };
   const replicas = fixedReplicas(resources);
   return {
@@ -109,7 +130,8 @@ export function buildAgentDeployment(agd: AgentDeployment, revision: AgentRevisi
           annotations: { ...resources?.annotations, [REVISION_ANNOTATION]: revisionId },
         },
         spec: {
-          ...(resources?.serviceAccountName ? { serviceAccountName: resources.serviceAccountName } : {}),
+          // No Kubernetes identity for tenant code (the pod policy refuses a serviceAccountName).
+          automountServiceAccountToken: false,
           ...(resources?.imagePullSecrets?.length ? { imagePullSecrets: resources.imagePullSecrets } : {}),
           enableServiceLinks: false,
           securityContext: {
@@ -119,8 +141,10 @@ export function buildAgentDeployment(agd: AgentDeployment, revision: AgentRevisi
             fsGroup: NON_ROOT_UID,
             seccompProfile: { type: "RuntimeDefault" },
           },
-          ...(resources?.initContainers?.length ? { initContainers: resources.initContainers } : {}),
-          containers: [container, ...(resources?.sidecars ?? [])],
+          ...(resources?.initContainers?.length
+            ? { initContainers: resources.initContainers.map(hardenedContainer) }
+            : {}),
+          containers: [container, ...(resources?.sidecars ?? []).map(hardenedContainer)],
           volumes,
         },
       },

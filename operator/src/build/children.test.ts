@@ -1,8 +1,12 @@
 import { StatefulSet } from "kubernetes-models/apps/v1/StatefulSet";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
+import { Secret } from "kubernetes-models/v1/Secret";
 import { describe, expect, it } from "vitest";
-import { agentDeployment, agentRevision } from "../testing/fixtures.ts";
+import { agentDeployment, agentRevision, DEPLOYMENT_ID } from "../testing/fixtures.ts";
+import { buildAgentDeployment } from "./agent-server.ts";
 import { desiredChildren, intentHash } from "./children.ts";
 import { SPEC_HASH_ANNOTATION } from "./names.ts";
+import { buildAgentNetworkPolicy, buildRedisNetworkPolicy } from "./network-policy.ts";
 import { buildRedisStatefulSet } from "./redis.ts";
 import { defaultBuildSettings as settings } from "./settings.ts";
 
@@ -15,25 +19,29 @@ describe("desiredChildren", () => {
       "managed Redis, fixed replicas",
       {},
       {},
-      ["StatefulSet", "Service", "Deployment", "Service"],
+      ["Secret"],
+      ["StatefulSet", "Service", "NetworkPolicy", "Deployment", "Service", "NetworkPolicy"],
       ["HorizontalPodAutoscaler"],
     ],
     [
       "managed Redis, autoscaled",
       {},
       { minScale: 1, maxScale: 5 },
-      ["StatefulSet", "Service", "Deployment", "Service", "HorizontalPodAutoscaler"],
+      ["Secret"],
+      ["StatefulSet", "Service", "NetworkPolicy", "Deployment", "Service", "NetworkPolicy", "HorizontalPodAutoscaler"],
       [],
     ],
     [
       "external Redis, fixed replicas",
       { redis: external },
       {},
-      ["Deployment", "Service"],
-      ["StatefulSet", "Service", "HorizontalPodAutoscaler"],
+      [],
+      ["Deployment", "Service", "NetworkPolicy"],
+      ["StatefulSet", "Service", "NetworkPolicy", "Secret", "HorizontalPodAutoscaler"],
     ],
-  ])("%s", (_what, spec, resources, applied, absent) => {
+  ])("%s", (_what, spec, resources, created, applied, absent) => {
     const children = desiredChildren(agentDeployment(spec), agentRevision({ resources }), settings);
+    expect(children.createOnce.map((c) => c.kind)).toEqual(created);
     expect(children.apply.map((c) => c.kind)).toEqual(applied);
     expect(children.absent.map((c) => c.kind)).toEqual(absent);
     for (const child of children.apply) {
@@ -44,14 +52,27 @@ describe("desiredChildren", () => {
 
   it("stamps the same hash for the same intent and a new one when the revision changes", () => {
     const hashes = (image: string) =>
-      desiredChildren(agentDeployment(), agentRevision({ image }, { name: `rev-${image}` }), settings).apply.map(
-        (c) => c.metadata?.annotations?.[SPEC_HASH_ANNOTATION],
+      Object.fromEntries(
+        desiredChildren(agentDeployment(), agentRevision({ image }, { name: `rev-${image}` }), settings).apply.map(
+          (c) => [`${c.kind}/${c.metadata?.name}`, c.metadata?.annotations?.[SPEC_HASH_ANNOTATION]],
+        ),
       );
     expect(hashes("a")).toEqual(hashes("a"));
-    const [redisA, , deploymentA, serviceA] = hashes("a");
-    const [redisB, , deploymentB, serviceB] = hashes("b");
-    expect(deploymentB).not.toBe(deploymentA);
-    expect([redisB, serviceB]).toEqual([redisA, serviceA]);
+    const [a, b] = [hashes("a"), hashes("b")];
+    const deployment = `Deployment/agent-${DEPLOYMENT_ID}`;
+    expect(b[deployment]).not.toBe(a[deployment]);
+    expect({ ...b, [deployment]: "" }).toEqual({ ...a, [deployment]: "" });
+  });
+
+  it("generates the Redis password only when the Secret is about to be created, a new one each time", () => {
+    const [secret] = desiredChildren(agentDeployment(), agentRevision(), settings).createOnce;
+    const first: Json = secret?.build();
+    const second: Json = secret?.build();
+    expect(first.stringData.password).toMatch(/^[0-9a-f]{64}$/);
+    expect(second.stringData.password).not.toBe(first.stringData.password);
+    expect(first.stringData["redis.conf"]).toBe(`requirepass ${first.stringData.password}\n`);
+    expect(first.metadata.ownerReferences[0].uid).toBe("uid-agd");
+    expect(() => new Secret(first).validate()).not.toThrow();
   });
 
   it("hashes independently of key order", () => {
@@ -69,5 +90,75 @@ describe("buildRedisStatefulSet", () => {
     expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe("1Gi");
     expect(sts.spec.template.spec.containers[0].volumeMounts[0].mountPath).toBe("/data");
     expect(sts.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
+  });
+});
+
+describe("managed Redis password", () => {
+  const sts: Json = buildRedisStatefulSet(agentDeployment(), settings);
+  const container = sts.spec.template.spec.containers[0];
+
+  it("reads the password from a config file in its Secret, never from the command line", () => {
+    expect(container.args).toEqual(["redis-server", "/etc/redis/redis.conf", "--appendonly", "yes", "--dir", "/data"]);
+    expect(container.args.join(" ")).not.toMatch(/requirepass|protected-mode/);
+    const mount = container.volumeMounts.find((m: Json) => m.mountPath === "/etc/redis");
+    const volume = sts.spec.template.spec.volumes.find((v: Json) => v.name === mount.name);
+    expect(volume.secret).toMatchObject({
+      secretName: `agent-${DEPLOYMENT_ID}-redis`,
+      items: [{ key: "redis.conf", path: "redis.conf" }],
+    });
+    expect(mount.readOnly).toBe(true);
+  });
+
+  it("lets the readiness probe authenticate through REDISCLI_AUTH from the Secret", () => {
+    expect(container.readinessProbe.exec.command).toEqual(["redis-cli", "ping"]);
+    expect(container.env).toEqual([
+      { name: "REDISCLI_AUTH", valueFrom: { secretKeyRef: { name: `agent-${DEPLOYMENT_ID}-redis`, key: "password" } } },
+    ]);
+  });
+});
+
+describe("NetworkPolicies", () => {
+  const agd = agentDeployment();
+  const instance = { "app.kubernetes.io/instance": DEPLOYMENT_ID };
+
+  it("admit only this deployment's agent-server pods to its Redis, on 6379", () => {
+    const policy: Json = buildRedisNetworkPolicy(agd);
+    expect(() => new NetworkPolicy(policy).validate()).not.toThrow();
+    expect(policy.spec.podSelector.matchLabels).toEqual({ ...instance, "app.kubernetes.io/component": "redis" });
+    expect(policy.spec.policyTypes).toEqual(["Ingress"]);
+    expect(policy.spec.ingress).toEqual([
+      {
+        from: [{ podSelector: { matchLabels: { ...instance, "app.kubernetes.io/component": "agent-server" } } }],
+        ports: [{ protocol: "TCP", port: 6379 }],
+      },
+    ]);
+    // The selector matches the pods the builders label, and no pod of another deployment.
+    const redisPod = buildRedisStatefulSet(agd, settings).spec.template.metadata.labels;
+    const agentPod: Json = buildAgentDeployment(agd, agentRevision(), settings).spec.template.metadata.labels;
+    const otherPod: Json = buildAgentDeployment(agentDeployment({}, { name: "other" }), agentRevision(), settings).spec
+      .template.metadata.labels;
+    const selects = (selector: Record<string, string>, labels: Record<string, string>) =>
+      Object.entries(selector).every(([k, v]) => labels[k] === v);
+    expect(selects(policy.spec.podSelector.matchLabels, redisPod)).toBe(true);
+    expect(selects(policy.spec.ingress[0].from[0].podSelector.matchLabels, agentPod)).toBe(true);
+    expect(selects(policy.spec.ingress[0].from[0].podSelector.matchLabels, otherPod)).toBe(false);
+  });
+
+  it("admit to the agent servers only the configured ingress path, on the agent port", () => {
+    const policy: Json = buildAgentNetworkPolicy(agd, settings);
+    expect(() => new NetworkPolicy(policy).validate()).not.toThrow();
+    expect(policy.spec.podSelector.matchLabels).toEqual({ ...instance, "app.kubernetes.io/component": "agent-server" });
+    expect(policy.spec.ingress).toEqual([
+      {
+        from: [{ namespaceSelector: { matchLabels: { "agentplane.dev/ingress": "true" } } }],
+        ports: [{ protocol: "TCP", port: 8000 }],
+      },
+    ]);
+  });
+
+  it("admit nothing when no ingress peer is configured (an empty `from` would admit everything)", () => {
+    const policy: Json = buildAgentNetworkPolicy(agd, { ...settings, agentIngressFrom: [] });
+    expect(policy.spec.ingress).toEqual([]);
+    expect(policy.spec.policyTypes).toEqual(["Ingress"]);
   });
 });

@@ -1,16 +1,53 @@
+import { randomBytes } from "node:crypto";
 import type { AgentDeployment } from "@agentplane/crds";
 import { childLabels, childMetadata, redisName, selectorLabels } from "./names.ts";
+import { hardenedContainer } from "./pod-policy.ts";
 import type { BuildSettings } from "./settings.ts";
 
 const REDIS_UID = 999;
+export const REDIS_PORT = 6379;
 export const REDIS_DATA_VOLUME = "data";
+const REDIS_CONFIG_VOLUME = "config";
+export const REDIS_CONFIG_DIR = "/etc/redis";
+/** Keys of the password Secret: the bare password (clients) and a config file holding it (the server). */
+export const REDIS_PASSWORD_KEY = "password";
+export const REDIS_CONFIG_KEY = "redis.conf";
 
 /** Managed Redis = none when the spec names an external Redis URL Secret. */
 export function managesRedis(agd: AgentDeployment): boolean {
   return agd.spec.redis?.externalUrlSecretRef === undefined;
 }
 
-/** One-replica Redis with an append-only file on a persistent volume. */
+/** The Secret holding the managed Redis password: same name as the StatefulSet (another kind). */
+export function redisSecretName(agd: AgentDeployment): string {
+  return redisName(agd);
+}
+
+/** 256 random bits as hex: URL-safe, so it goes into `redis://:<password>@host` unescaped. */
+export function generateRedisPassword(): string {
+  return randomBytes(32).toString("hex");
+}
+
+/**
+ * The managed Redis password, created once and never rewritten (a new password would lock out the
+ * running agent servers until they restart). The server reads it from a config file rather than
+ * `--requirepass`, so it shows in no process list; the agent server gets it through an env
+ * `secretKeyRef`, so it is in no pod spec.
+ */
+export function buildRedisSecret(agd: AgentDeployment, password: string) {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: childMetadata(agd, redisSecretName(agd), "redis"),
+    type: "Opaque",
+    stringData: { [REDIS_PASSWORD_KEY]: password, [REDIS_CONFIG_KEY]: `requirepass ${password}\n` },
+  };
+}
+
+/**
+ * One-replica Redis with an append-only file on a persistent volume. Protected mode stays on: it only
+ * restricts a Redis without a password, and this one always has one.
+ */
 export function buildRedisStatefulSet(agd: AgentDeployment, settings: BuildSettings) {
   const name = redisName(agd);
   return {
@@ -25,6 +62,7 @@ export function buildRedisStatefulSet(agd: AgentDeployment, settings: BuildSetti
       template: {
         metadata: { labels: childLabels(agd, "redis") },
         spec: {
+          automountServiceAccountToken: false,
           enableServiceLinks: false,
           securityContext: {
             runAsNonRoot: true,
@@ -34,15 +72,42 @@ export function buildRedisStatefulSet(agd: AgentDeployment, settings: BuildSetti
             seccompProfile: { type: "RuntimeDefault" },
           },
           containers: [
-            {
+            hardenedContainer({
               name: "redis",
               image: settings.redisImage,
-              args: ["redis-server", "--appendonly", "yes", "--dir", "/data", "--protected-mode", "no"],
-              ports: [{ name: "redis", containerPort: 6379, protocol: "TCP" }],
+              args: [
+                "redis-server",
+                `${REDIS_CONFIG_DIR}/${REDIS_CONFIG_KEY}`,
+                "--appendonly",
+                "yes",
+                "--dir",
+                "/data",
+              ],
+              // redis-cli reads REDISCLI_AUTH, so the probe authenticates without a password argument.
+              env: [
+                {
+                  name: "REDISCLI_AUTH",
+                  valueFrom: { secretKeyRef: { name: redisSecretName(agd), key: REDIS_PASSWORD_KEY } },
+                },
+              ],
+              ports: [{ name: "redis", containerPort: REDIS_PORT, protocol: "TCP" }],
               readinessProbe: { exec: { command: ["redis-cli", "ping"] }, periodSeconds: 5 },
               livenessProbe: { tcpSocket: { port: "redis" }, periodSeconds: 10, initialDelaySeconds: 10 },
-              volumeMounts: [{ name: REDIS_DATA_VOLUME, mountPath: "/data" }],
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+              volumeMounts: [
+                { name: REDIS_DATA_VOLUME, mountPath: "/data" },
+                { name: REDIS_CONFIG_VOLUME, mountPath: REDIS_CONFIG_DIR, readOnly: true },
+              ],
+            }),
+          ],
+          volumes: [
+            {
+              name: REDIS_CONFIG_VOLUME,
+              secret: {
+                secretName: redisSecretName(agd),
+                items: [{ key: REDIS_CONFIG_KEY, path: REDIS_CONFIG_KEY }],
+                // Owner root, group fsGroup (the Redis user): readable by Redis and nobody else.
+                defaultMode: 0o440,
+              },
             },
           ],
         },
@@ -72,7 +137,7 @@ export function buildRedisService(agd: AgentDeployment) {
     spec: {
       clusterIP: "None",
       selector: selectorLabels(agd, "redis"),
-      ports: [{ name: "redis", port: 6379, targetPort: "redis", protocol: "TCP" }],
+      ports: [{ name: "redis", port: REDIS_PORT, targetPort: "redis", protocol: "TCP" }],
     },
   };
 }

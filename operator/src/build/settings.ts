@@ -11,7 +11,12 @@ export interface BuildSettings {
   progressDeadlineSeconds: number;
   /** Target average CPU utilisation (percent) of the autoscaler. */
   targetCpuUtilization: number;
+  /** NetworkPolicy peers admitted to the agent servers' port: the ingress path (empty = none). */
+  agentIngressFrom: object[];
 }
+
+/** Label an administrator puts on the namespace(s) of the ingress controller (the default ingress path). */
+export const INGRESS_NAMESPACE_LABEL = "agentplane.dev/ingress";
 
 export const defaultBuildSettings: BuildSettings = {
   agentPort: 8000,
@@ -21,4 +26,5 @@ export const defaultBuildSettings: BuildSettings = {
   redisStorage: "1Gi",
   progressDeadlineSeconds: 600,
   targetCpuUtilization: 75,
+  agentIngressFrom: [{ namespaceSelector: { matchLabels: { [INGRESS_NAMESPACE_LABEL]: "true" } } }],
 };

@@ -19,6 +19,7 @@ export interface Caches {
   services: ObjectCache<LiveService>;
   statefulSets: ObjectCache<LiveStatefulSet>;
   autoscalers: ObjectCache<KubeObject>;
+  networkPolicies: ObjectCache<KubeObject>;
   pods: ObjectCache<LivePod>;
 }
 
@@ -32,6 +33,8 @@ export function childCache(caches: Caches, kind: string | undefined): ObjectCach
       return caches.statefulSets;
     case "HorizontalPodAutoscaler":
       return caches.autoscalers;
+    case "NetworkPolicy":
+      return caches.networkPolicies;
     default:
       throw new Error(`no cache for child kind ${kind}`);
   }

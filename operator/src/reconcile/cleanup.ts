@@ -31,6 +31,9 @@ export async function cleanUp(agd: AgentDeployment, deps: ReconcilerDeps): Promi
     resourcePath(resources.service, namespace, agentName(agd)),
     resourcePath(resources.statefulSet, namespace, redisName(agd)),
     resourcePath(resources.service, namespace, redisName(agd)),
+    resourcePath(resources.secret, namespace, redisName(agd)),
+    resourcePath(resources.networkPolicy, namespace, agentName(agd)),
+    resourcePath(resources.networkPolicy, namespace, redisName(agd)),
   ];
   const claims = await kube.list<KubeObject>(
     resourcePath(resources.persistentVolumeClaim, namespace),

@@ -45,7 +45,11 @@ const NAME = "demo";
 const KEY = `agents/${NAME}`;
 const AGENT = `agent-${NAME}`;
 const REDIS = `${AGENT}-redis`;
+/** An external Redis URL in a Secret of the deployment's own (`<id>-…`, the pod policy's rule). */
+const REDIS_URL_SECRET = `${NAME}-redis-url`;
 const POLL = 2000;
+const HOST_PATH_REFUSED =
+  "AgentRevision spec.template.resources.volumes[0].hostPath: hostPath volumes are not allowed (configMap, secret, emptyDir, projected, downwardAPI)";
 const URL = `http://${AGENT}.agents.svc.cluster.local:8000`;
 
 const second = (s: number) => `2026-01-01T00:00:${String(s).padStart(2, "0")}Z`;
@@ -129,6 +133,9 @@ const teardown = [
   `delete Service ${AGENT}`,
   `delete StatefulSet ${REDIS}`,
   `delete Service ${REDIS}`,
+  `delete Secret ${REDIS}`,
+  `delete NetworkPolicy ${AGENT}`,
+  `delete NetworkPolicy ${REDIS}`,
   `delete PersistentVolumeClaim data-${REDIS}-0`,
 ];
 
@@ -144,10 +151,13 @@ const cases: Case[] = [
     objects: [deployment({}, { finalizers: undefined }), revision("r1", 10, "AWAITING_DEPLOY")],
     writes: [
       `patch AgentDeployment ${NAME}: test /metadata/resourceVersion; add /metadata/finalizers ["${CLEANUP_FINALIZER}"]`,
+      `create Secret ${REDIS}`,
       `apply StatefulSet ${REDIS}`,
       `apply Service ${REDIS}`,
+      `apply NetworkPolicy ${REDIS}`,
       `apply Deployment ${AGENT}`,
       `apply Service ${AGENT}`,
+      `apply NetworkPolicy ${AGENT}`,
       `status AgentDeployment ${NAME}`,
       "status AgentRevision r1",
     ],
@@ -181,10 +191,13 @@ const cases: Case[] = [
       },
     },
     events: [
+      `Normal Created Created Secret ${REDIS}`,
       `Normal Created Created StatefulSet ${REDIS}`,
       `Normal Created Created Service ${REDIS}`,
+      `Normal Created Created NetworkPolicy ${REDIS}`,
       `Normal Created Created Deployment ${AGENT}`,
       `Normal Created Created Service ${AGENT}`,
+      `Normal Created Created NetworkPolicy ${AGENT}`,
       "Normal Deploying Revision r1 is DEPLOYING",
     ],
     requeue: POLL,
@@ -192,12 +205,13 @@ const cases: Case[] = [
   {
     name: "first deploy with an external Redis and an autoscaler: no Redis, an HPA instead of fixed replicas",
     objects: [
-      deployment({ redis: { externalUrlSecretRef: { name: "redis", key: "url" } } }),
+      deployment({ redis: { externalUrlSecretRef: { name: REDIS_URL_SECRET, key: "url" } } }),
       revision("r1", 10, "AWAITING_DEPLOY", { resources: { minScale: 1, maxScale: 3 } }),
     ],
     writes: [
       `apply Deployment ${AGENT}`,
       `apply Service ${AGENT}`,
+      `apply NetworkPolicy ${AGENT}`,
       `apply HorizontalPodAutoscaler ${AGENT}`,
       `status AgentDeployment ${NAME}`,
       "status AgentRevision r1",
@@ -224,6 +238,7 @@ const cases: Case[] = [
     events: [
       `Normal Created Created Deployment ${AGENT}`,
       `Normal Created Created Service ${AGENT}`,
+      `Normal Created Created NetworkPolicy ${AGENT}`,
       `Normal Created Created HorizontalPodAutoscaler ${AGENT}`,
       "Normal Deploying Revision r1 is DEPLOYING",
     ],
@@ -265,10 +280,10 @@ const cases: Case[] = [
   {
     name: "rollout complete behind a load balancer: the URL is its address",
     objects: [
-      deployment({ redis: { externalUrlSecretRef: { name: "redis", key: "url" } } }),
+      deployment({ redis: { externalUrlSecretRef: { name: REDIS_URL_SECRET, key: "url" } } }),
       revision("r1", 10, "DEPLOYING"),
       ...appliedChildren(
-        deployment({ redis: { externalUrlSecretRef: { name: "redis", key: "url" } } }),
+        deployment({ redis: { externalUrlSecretRef: { name: REDIS_URL_SECRET, key: "url" } } }),
         revision("r1", 10),
         { Deployment: rolledOut, Service: { loadBalancer: { ingress: [{ ip: "203.0.113.7" }] } } },
       ),
@@ -493,7 +508,7 @@ const cases: Case[] = [
     name: "children no longer desired are deleted: Redis when it becomes external, the HPA when maxScale drops",
     objects: [
       deployment(
-        { revisionName: "r2", redis: { externalUrlSecretRef: { name: "redis", key: "url" } } },
+        { revisionName: "r2", redis: { externalUrlSecretRef: { name: REDIS_URL_SECRET, key: "url" } } },
         { generation: 2 },
       ),
       revision("r1", 10, "DEPLOYED", { resources: { maxScale: 3 } }),
@@ -507,7 +522,10 @@ const cases: Case[] = [
       `apply Deployment ${AGENT}`,
       `delete StatefulSet ${REDIS}`,
       `delete Service ${REDIS}`,
+      `delete NetworkPolicy ${REDIS}`,
       `delete HorizontalPodAutoscaler ${AGENT}`,
+      // looked up first: the operator does not watch Secrets
+      `delete Secret ${REDIS}`,
       `status AgentDeployment ${NAME}`,
       "status AgentRevision r2",
     ],
@@ -518,7 +536,17 @@ const cases: Case[] = [
           template: {
             spec: {
               containers: [
-                { env: [{ name: "PORT" }, { name: "REDIS_URI", valueFrom: { secretKeyRef: { name: "redis" } } }] },
+                {
+                  env: [
+                    { name: "PORT" },
+                    { name: "HOST" },
+                    { name: "REDIS_URI", valueFrom: { secretKeyRef: { name: REDIS_URL_SECRET } } },
+                    { name: "REDIS_PREFIX" },
+                    { name: "AGENTPLANE_API_KEYS" },
+                    { name: "AGENTPLANE_API_KEYS_FILE" },
+                    { name: "NODE_OPTIONS" },
+                  ],
+                },
               ],
             },
           },
@@ -545,18 +573,105 @@ const cases: Case[] = [
       `Normal Updated Updated Deployment ${AGENT}`,
       `Normal Deleted Deleted StatefulSet ${REDIS}`,
       `Normal Deleted Deleted Service ${REDIS}`,
+      `Normal Deleted Deleted NetworkPolicy ${REDIS}`,
       `Normal Deleted Deleted HorizontalPodAutoscaler ${AGENT}`,
+      `Normal Deleted Deleted Secret ${REDIS}`,
       "Normal Deploying Revision r2 is DEPLOYING",
     ],
     requeue: POLL,
   },
   {
+    name: "a spec the pod policy refuses: nothing rendered, the revision fails naming the field, the old one keeps serving",
+    objects: [
+      deployment({ revisionName: "r2" }, { generation: 2 }, { latestReadyRevision: "r1", url: URL }),
+      revision("r1", 10, "DEPLOYED"),
+      revision("r2", 20, "AWAITING_DEPLOY", {
+        resources: { volumes: [{ name: "root", hostPath: { path: "/" } }] },
+      }),
+      ...appliedChildren(deployment(), revision("r1", 10), { Deployment: rolledOut, StatefulSet: redisUp }),
+    ],
+    writes: [`status AgentDeployment ${NAME}`, "status AgentRevision r2"],
+    status: {
+      [NAME]: {
+        observedGeneration: 2,
+        latestCreatedRevision: "r2",
+        latestReadyRevision: "r1",
+        url: URL,
+        readyReplicas: 1,
+        deploymentStatus: "READY",
+        conditions: [
+          `Ready=False RevisionFailed: SpecRejected: ${HOST_PATH_REFUSED}`,
+          `Progressing=False RolloutFailed: SpecRejected: ${HOST_PATH_REFUSED}`,
+          `Degraded=True SpecRejected: ${HOST_PATH_REFUSED}`,
+        ],
+      },
+      r2: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOY_FAILED",
+        message: `SpecRejected: ${HOST_PATH_REFUSED}`,
+        readyReplicas: 0,
+        conditions: [`Ready=False SpecRejected: SpecRejected: ${HOST_PATH_REFUSED}`],
+      },
+    },
+    events: [`Warning SpecRejected Revision r2 is DEPLOY_FAILED: SpecRejected: ${HOST_PATH_REFUSED}`],
+    // Nothing changes until the custom resources do; their watch events bring the key back.
+    requeue: undefined,
+    after: (cluster) =>
+      expect(
+        (cluster.get(resources.deployment, "agents", AGENT) as any).spec.template.metadata.labels[
+          "agentplane.dev/revision-id"
+        ],
+      ).toBe("r1"),
+  },
+  {
+    name: "a foreign Secret an administrator shared with the workspace is rendered",
+    objects: [
+      deployment({}, { finalizers: [CLEANUP_FINALIZER] }),
+      revision("r1", 10, "DEPLOYING", {
+        secretReferences: [{ name: "LLM_KEY", secretName: "org-llm", secretKey: "key" }],
+      }),
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: {
+          name: "org-llm",
+          namespace: "agents",
+          annotations: { "agentplane.dev/shared-with-workspaces": "tenant-9, tenant-1" },
+        },
+      },
+      ...appliedChildren(deployment(), revision("r1", 10), { Deployment: rolledOut, StatefulSet: redisUp }),
+    ],
+    writes: [`apply Deployment ${AGENT}`, `status AgentDeployment ${NAME}`, "status AgentRevision r1"],
+    status: {
+      [NAME]: {
+        observedGeneration: 1,
+        latestCreatedRevision: "r1",
+        readyReplicas: 1,
+        deploymentStatus: "READY",
+        conditions: deploying("r1"),
+      },
+      r1: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOYING",
+        message: "",
+        readyReplicas: 1,
+        conditions: ["Ready=Unknown Deploying"],
+      },
+    },
+    events: [`Normal Updated Updated Deployment ${AGENT}`],
+    requeue: POLL,
+    after: (cluster) =>
+      expect(
+        (cluster.get(resources.deployment, "agents", AGENT) as any).spec.template.spec.containers[0].env,
+      ).toContainEqual({ name: "LLM_KEY", valueFrom: { secretKeyRef: { name: "org-llm", key: "key" } } }),
+  },
+  {
     name: "a child of that name that someone else owns is left alone",
     objects: [
-      deployment({ redis: { externalUrlSecretRef: { name: "redis", key: "url" } } }),
+      deployment({ redis: { externalUrlSecretRef: { name: REDIS_URL_SECRET, key: "url" } } }),
       revision("r1", 10, "DEPLOYED"),
       ...appliedChildren(
-        deployment({ redis: { externalUrlSecretRef: { name: "redis", key: "url" } } }),
+        deployment({ redis: { externalUrlSecretRef: { name: REDIS_URL_SECRET, key: "url" } } }),
         revision("r1", 10),
         {
           Deployment: rolledOut,

@@ -9,13 +9,20 @@ import {
   REVISION_LABEL,
   SPEC_HASH_ANNOTATION,
 } from "../build/names.ts";
+import {
+  describeViolations,
+  type ForeignReference,
+  foreignReferences,
+  policyViolations,
+  sharedWith,
+} from "../build/pod-policy.ts";
 import { managesRedis } from "../build/redis.ts";
 import type { BuildSettings } from "../build/settings.ts";
 import type { ReconcileResult } from "../controller-runtime/work-queue.ts";
 import type { Metrics } from "../http/metrics.ts";
-import type { KubeClient, KubeObject } from "../kube/client.ts";
+import { isConflict, type KubeClient, type KubeObject } from "../kube/client.ts";
 import type { EventRecorder } from "../kube/events.ts";
-import { resourcePath, resources, resourceTypeOf } from "../kube/resources.ts";
+import { type ResourceType, resourcePath, resources, resourceTypeOf } from "../kube/resources.ts";
 import { agentDeploymentStatus } from "../status/deployment.ts";
 import {
   activeRevisionOutcome,
@@ -23,7 +30,7 @@ import {
   revisionStatusFor,
   supersededOutcome,
 } from "../status/revisions.ts";
-import { podFailure, type Rollout, rolloutStatus } from "../status/rollout.ts";
+import { type PodFailure, podFailure, type Rollout, rolloutStatus } from "../status/rollout.ts";
 import { type Caches, childCache, type LiveService } from "./caches.ts";
 import { cleanUp } from "./cleanup.ts";
 
@@ -35,12 +42,23 @@ interface Write {
 }
 
 const CACHE_LAG_MS = 5_000;
+/** How long a create-once child seen to exist is trusted to still exist (it has no informer). */
+const CREATED_RECHECK_MS = 5 * 60_000;
+
+const REFERENCED_TYPES: Record<ForeignReference["kind"], ResourceType> = {
+  Secret: resources.secret,
+  ConfigMap: resources.configMap,
+  ServiceAccount: resources.serviceAccount,
+};
 
 /**
  * The API calls the reconciler makes itself; everything else it reads from the caches. Narrower
  * than KubeClient so a table test can hand it a client that records the writes.
  */
-export type ReconcilerKube = Pick<KubeClient, "get" | "list" | "apply" | "mergePatch" | "jsonPatch" | "delete">;
+export type ReconcilerKube = Pick<
+  KubeClient,
+  "get" | "list" | "create" | "apply" | "mergePatch" | "jsonPatch" | "delete"
+>;
 
 export interface ReconcilerDeps {
   kube: ReconcilerKube;
@@ -92,7 +110,12 @@ export class Reconciler {
     // The control plane creates the revision right after the deployment; its event will bring us back.
     if (!active) return { requeueAfterMs: this.deps.pollMs };
 
-    const deployment = await this.applyChildren(agd, active);
+    // A spec the control plane would have refused (written past it, e.g. with kubectl) is not rendered
+    // at all: what runs stays as it was, and the revision fails with the offending fields named.
+    const rejection = await this.policyRejection(agd, active);
+    const deployment = rejection
+      ? this.deps.caches.deployments.get(agentName(agd), namespace)
+      : await this.applyChildren(agd, active);
     const servesActive = deployment?.spec?.template?.metadata?.labels?.[REVISION_LABEL] === nameOf(active);
     const rollout: Rollout | undefined = deployment && servesActive ? rolloutStatus(deployment) : undefined;
     const pods = this.deps.caches.pods
@@ -100,7 +123,7 @@ export class Reconciler {
       .filter(
         (p) => p.metadata?.labels?.[INSTANCE_LABEL] === name && p.metadata.labels[REVISION_LABEL] === nameOf(active),
       );
-    const failure = podFailure(pods);
+    const failure = rejection ?? podFailure(pods);
     const readyReplicas = deployment?.status?.readyReplicas ?? 0;
     const outcome = activeRevisionOutcome(active.status?.revisionStatus, rollout, failure);
     const redisReady = !managesRedis(agd) || this.redisReady(agd);
@@ -120,6 +143,8 @@ export class Reconciler {
       const superseded = supersededOutcome(revision, active);
       if (superseded) await this.writeRevisionStatus(agd, revision, superseded, 0);
     }
+    // A rejected spec changes only when the custom resources do, and their events bring us back.
+    if (rejection) return undefined;
     const settled = outcome.revisionStatus !== "DEPLOYING" && redisReady && rollout?.phase === "complete";
     return settled ? undefined : { requeueAfterMs: this.deps.pollMs };
   }
@@ -139,6 +164,45 @@ export class Reconciler {
     );
   }
 
+  /** The pod policy's verdict, after looking up whether the foreign objects the spec names are shared. */
+  private async policyRejection(agd: AgentDeployment, revision: AgentRevision): Promise<PodFailure | undefined> {
+    const shared = new Set<string>();
+    await Promise.all(
+      foreignReferences(agd, revision).map(async (ref) => {
+        const path = resourcePath(REFERENCED_TYPES[ref.kind], agd.metadata.namespace, ref.name);
+        const obj = await this.deps.kube.get<KubeObject>(path);
+        if (obj && sharedWith(obj, agd.spec.tenantId)) shared.add(`${ref.kind}/${ref.name}`);
+      }),
+    );
+    const violations = policyViolations(agd, revision, { isShared: (ref) => shared.has(`${ref.kind}/${ref.name}`) });
+    if (violations.length === 0) return undefined;
+    return { reason: "SpecRejected", message: describeViolations(violations) };
+  }
+
+  /** Creates each create-once child that does not exist yet (never rewriting one that does). */
+  private async createMissing(agd: AgentDeployment, children: DesiredChildren["createOnce"]): Promise<void> {
+    const { kube, events } = this.deps;
+    const namespace = agd.metadata.namespace as string;
+    const memo = this.memo(agd);
+    await Promise.all(
+      children.map(async (child) => {
+        const key = `${child.kind}/${child.name}`;
+        const seen = memo.get(key);
+        if (seen?.hash === "exists" && Date.now() - seen.at < CREATED_RECHECK_MS) return;
+        const type = resourceTypeOf(child);
+        if (!(await kube.get(resourcePath(type, namespace, child.name)))) {
+          try {
+            await kube.create(resourcePath(type, namespace), child.build());
+            events.record(agd, "Normal", "Created", "Apply", `Created ${child.kind} ${child.name}`);
+          } catch (error) {
+            if (!isConflict(error)) throw error; // AlreadyExists: created meanwhile, keep it
+          }
+        }
+        memo.set(key, { hash: "exists", basedOn: undefined, at: Date.now() });
+      }),
+    );
+  }
+
   /**
    * Applies every child whose intent changed (in parallel: they are independent objects) and deletes
    * those that must not exist; returns the agent Deployment as the API server last showed it.
@@ -147,6 +211,7 @@ export class Reconciler {
     const { kube, caches, metrics, events } = this.deps;
     const namespace = agd.metadata.namespace as string;
     const desired = desiredChildren(agd, active, this.deps.settings);
+    await this.createMissing(agd, desired.createOnce);
     const applied = this.memo(agd);
     let deployment = caches.deployments.get(agentName(agd), namespace);
     const apply = async (child: KubeObject) => {
@@ -168,7 +233,7 @@ export class Reconciler {
       events.record(agd, "Normal", verb, "Apply", `${verb} ${child.kind} ${childName}`);
     };
     const remove = async (gone: DesiredChildren["absent"][number]) => {
-      const live = childCache(caches, gone.kind).get(gone.name, namespace);
+      const live = await this.liveChild(agd, gone);
       if (!live?.metadata?.ownerReferences?.some((o) => o.uid === agd.metadata.uid)) return;
       await kube.delete(resourcePath(resourceTypeOf(gone), namespace, gone.name));
       applied.delete(`${gone.kind}/${gone.name}`);
@@ -176,6 +241,22 @@ export class Reconciler {
     };
     await Promise.all([...desired.apply.map(apply), ...desired.absent.map(remove)]);
     return deployment;
+  }
+
+  /**
+   * A child as last seen: from its informer cache, or (Secrets, which the operator does not watch)
+   * from the API server, at most once per recheck period while it stays absent.
+   */
+  private async liveChild(agd: AgentDeployment, child: DesiredChildren["absent"][number]) {
+    const namespace = agd.metadata.namespace as string;
+    if (child.kind !== "Secret") return childCache(this.deps.caches, child.kind).get(child.name, namespace);
+    const memo = this.memo(agd);
+    const key = `${child.kind}/${child.name}`;
+    const seen = memo.get(key);
+    if (seen?.hash === "absent" && Date.now() - seen.at < CREATED_RECHECK_MS) return undefined;
+    const live = await this.deps.kube.get<KubeObject>(resourcePath(resourceTypeOf(child), namespace, child.name));
+    memo.set(key, { hash: live ? "exists" : "absent", basedOn: undefined, at: Date.now() });
+    return live;
   }
 
   /** The informer saw `kind/name` deleted: whatever we wrote to it is gone. */

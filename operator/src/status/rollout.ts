@@ -86,7 +86,8 @@ export function rolloutStatus(deployment: LiveDeployment): Rollout {
 const IMAGE_PULL_REASONS = new Set(["ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull"]);
 
 export interface PodFailure {
-  reason: "ImagePullBackOff" | "CrashLoopBackOff" | "Unschedulable";
+  /** SpecRejected: the pod policy refused the spec, so no pod was ever rendered (see build/pod-policy.ts). */
+  reason: "ImagePullBackOff" | "CrashLoopBackOff" | "Unschedulable" | "SpecRejected";
   message: string;
 }
 

@@ -82,13 +82,15 @@ export function waitingPod(reason: string, extra: { exitCode?: number; restartCo
   };
 }
 
-/** The children the reconciler applies for `agd` serving `revision`, as the API server stores them. */
+/** The children the reconciler creates and applies for `agd` serving `revision`, as the API server stores them. */
 export function appliedChildren(
   agd: AgentDeployment,
   revision: AgentRevision,
   statuses: Partial<Record<string, object>> = {},
 ): KubeObject[] {
-  return desiredChildren(agd, revision, defaultBuildSettings).apply.map((child) => {
+  const desired = desiredChildren(agd, revision, defaultBuildSettings);
+  const created = desired.createOnce.map((child) => child.build());
+  return [...created, ...desired.apply].map((child) => {
     const status = statuses[child.kind as string];
     return status ? { ...child, status } : child;
   });

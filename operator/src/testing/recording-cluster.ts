@@ -25,7 +25,7 @@ import { trimDeployment, trimPod, trimToStatus } from "../reconcile/trim.ts";
 
 /** One call that changes the cluster, as the reconciler sent it. */
 export interface RecordedWrite {
-  verb: "apply" | "merge-patch" | "json-patch" | "delete";
+  verb: "create" | "apply" | "merge-patch" | "json-patch" | "delete";
   kind: string;
   namespace: string | undefined;
   name: string;
@@ -60,6 +60,13 @@ class RecordingKube implements ReconcilerKube {
       metadata: { resourceVersion: String(this.api.store.resourceVersion) },
       items: structuredClone(items) as T[],
     };
+  }
+
+  async create<T>(path: string, body: unknown): Promise<T> {
+    const target = this.record("create", path, body);
+    // A create is posted to the collection: the name is the body's.
+    (this.writes.at(-1) as RecordedWrite).name = (body as KubeObject).metadata?.name as string;
+    return this.call(() => this.api.create(target.resource, target.namespace, structuredClone(body))) as T;
   }
 
   async apply<T>(path: string, body: unknown, fieldManager: string): Promise<T> {
@@ -211,6 +218,7 @@ export async function recordingCluster(objects: readonly KubeObject[]): Promise<
     services: cached(resources.service, true, trimToStatus),
     statefulSets: cached(resources.statefulSet, true, trimToStatus),
     autoscalers: cached(resources.hpa, true, trimToStatus),
+    networkPolicies: cached(resources.networkPolicy, true, trimToStatus),
     pods: cached(resources.pod, true, trimPod),
   });
   let current = list();
@@ -226,6 +234,7 @@ export async function recordingCluster(objects: readonly KubeObject[]): Promise<
     services: view("services"),
     statefulSets: view("statefulSets"),
     autoscalers: view("autoscalers"),
+    networkPolicies: view("networkPolicies"),
     pods: view("pods"),
   };
 
