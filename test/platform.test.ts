@@ -167,10 +167,11 @@ describe.skipIf(missing.length > 0 || process.platform !== "linux")(
         secrets: [],
       });
       expect(created.status).toBe(201);
-      const { id, latest_revision_id: revision } = await created.json();
+      const { id, latest_revision_id: revision } = (await created.json()) as { id: string; latest_revision_id: string };
       await eventually(
         async () =>
-          (await (await api("GET", `/v2/deployments/${id}/revisions/${revision}`)).json()).status === "DEPLOYED",
+          ((await (await api("GET", `/v2/deployments/${id}/revisions/${revision}`)).json()) as { status: string })
+            .status === "DEPLOYED",
         120_000,
         "the deployment to be DEPLOYED",
       );
