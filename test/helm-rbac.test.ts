@@ -170,6 +170,11 @@ const NOT_EXERCISED: Record<string, string> = {
   "operator apps statefulsets create": "as for deployments",
   "operator  services create": "as for deployments",
   "operator autoscaling horizontalpodautoscalers create": "as for deployments",
+  "operator networking.k8s.io networkpolicies create": "as for deployments",
+  "operator  configmaps get":
+    "only for a spec naming a ConfigMap not its own (the pod policy reads its sharing annotation)",
+  "operator  serviceaccounts get":
+    "only for a spec naming a ServiceAccount (the pod policy reads its sharing annotation)",
   "operator  persistentvolumeclaims get": "the managed Redis volume only exists where a StatefulSet controller runs",
   "operator  persistentvolumeclaims delete": "the managed Redis volume only exists where a StatefulSet controller runs",
   "operator coordination.k8s.io leases update": "the lease is renewed every retry period, which may outlast the flow",
