@@ -145,7 +145,13 @@ export function buildOpenApi(
   // Components as a client may send them: a field with a default is optional and unknown keys are
   // stripped, not refused. Output mode would list defaulted request fields as required and forbid
   // extra keys; the two renderings differ only for request schemas, whose defaults are the point.
-  const { schemas } = z.toJSONSchema(registry, { uri: componentRef, io: "input", unrepresentable: "any" });
+  const generated = z.toJSONSchema(registry, { uri: componentRef, io: "input", unrepresentable: "any" });
+  // zod gives each component `$id: "#/components/schemas/X"` and a `$schema`. OpenAPI needs neither, and
+  // Swagger UI resolves the `$ref`s inside a component against that `$id`, finds nothing and sends
+  // `"string"` as every request body. Plain components make every `$ref` document-relative.
+  const schemas = Object.fromEntries(
+    Object.entries(generated.schemas).map(([id, { $id: _id, $schema: _schema, ...schema }]) => [id, schema]),
+  );
   return {
     openapi: "3.1.0",
     info: { title: info.title, version: info.version, description: info.description },

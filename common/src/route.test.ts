@@ -116,6 +116,25 @@ describe("openapi", () => {
     expect(Query.parse({ text: "a", extra: true })).toEqual({ text: "a", limit: 10 });
   });
 
+  it("gives components no $id or $schema, so $refs inside them resolve against the document", () => {
+    const Order = z.object({ widget: Widget, count: z.number() }).register(apiSchemas, { id: "WidgetOrder" });
+    const route = defineRoute({
+      method: "post",
+      path: "/orders",
+      operationId: "order",
+      tag: "Widgets",
+      summary: "Order a widget",
+      body: Order,
+      handler: () => ({}),
+    });
+    const { schemas } = (buildOpenApi({ title: "t", version: "1" }, [route], apiSchemas) as any).components;
+    for (const component of Object.values(schemas)) {
+      expect(component).not.toHaveProperty("$id");
+      expect(component).not.toHaveProperty("$schema");
+    }
+    expect(schemas.WidgetOrder.properties.widget).toEqual({ $ref: "#/components/schemas/Widget" });
+  });
+
   it("lists only the components of its own registry", () => {
     const gadgets = createApiSchemaRegistry();
     const Gadget = z.object({ widget: Widget }).register(gadgets, { id: "Gadget" });
