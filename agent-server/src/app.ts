@@ -3,13 +3,16 @@ import {
   createJsonApp,
   docsRouter,
   errorHandler,
+  jsonBodyParser,
   mountRoutes,
   notFoundHandler,
 } from "@agentplane/common";
 import type { ErrorRequestHandler, Express, RequestHandler } from "express";
 import type { ServerContext } from "./context.ts";
 import { apiKeyAuth } from "./http/auth.ts";
-import { cors, corsSettings, readHttpSection } from "./http/cors.ts";
+import { cors, corsSettings } from "./http/cors.ts";
+import type { Loopback } from "./http/loopback.ts";
+import { builtinRouteEnabled, readHttpSection } from "./http/section.ts";
 import { systemRoutes } from "./system/routes.ts";
 
 /**
@@ -21,7 +24,10 @@ export interface ServerModule {
   routes?(ctx: ServerContext): AnyRoute[];
   /** Sees every request and every error first, before authentication (metrics). */
   observe?(ctx: ServerContext): { request?: RequestHandler; error?: ErrorRequestHandler };
-  /** Mounted after authentication, before the API routes (the project's own `http.app`). */
+  /**
+   * Mounted after authentication, before body parsing and the API routes (the project's own
+   * `http.app`, which may need the raw body).
+   */
   middleware?(ctx: ServerContext): RequestHandler[];
   start?(ctx: ServerContext): Promise<void> | void;
   stop?(ctx: ServerContext): Promise<void> | void;
@@ -34,20 +40,27 @@ export interface AgentApp {
 }
 
 /**
- * Assembles the HTTP app: CORS (env and `langgraph.json` `http.cors`), observers, API-key auth,
- * docs, the modules' middleware and routes, JSON 404/error handling.
+ * Assembles the HTTP app: CORS (env and `langgraph.json` `http.cors`), observers, API-key auth
+ * (which lets the server's own `loopback` requests through), the modules' middleware, JSON body
+ * parsing, docs and routes (without those the `http.disable_*` options remove), JSON 404/error
+ * handling.
  */
-export function createApp(ctx: ServerContext, modules: ServerModule[]): AgentApp {
+export function createApp(ctx: ServerContext, modules: ServerModule[], loopback: Loopback): AgentApp {
+  const http = readHttpSection(ctx.config.configPath);
   const routes: AnyRoute[] = [];
   routes.push(...systemRoutes(ctx, () => routes));
   for (const module of modules) routes.push(...(module.routes?.(ctx) ?? []));
-  const app = createJsonApp({ bodyLimit: ctx.config.bodyLimit });
-  app.use(cors(corsSettings(ctx.config.corsOrigins, readHttpSection(ctx.config.configPath))));
+  const enabled = routes.filter((route) => builtinRouteEnabled(http, route.path));
+  routes.splice(0, routes.length, ...enabled);
+  const app = createJsonApp({ parseJson: false });
+  app.use(cors(corsSettings(ctx.config.corsOrigins, http)));
   const observers = modules.map((module) => module.observe?.(ctx) ?? {});
   for (const { request } of observers) if (request) app.use(request);
-  app.use(apiKeyAuth(ctx.config.apiKeyHashes, ctx.logger));
-  app.use(docsRouter("agentplane Agent Server"));
+  const keys = ctx.config.apiKeyHashes;
+  app.use(apiKeyAuth(keys.length > 0 ? [...keys, loopback.keyHash] : keys, ctx.logger));
   for (const module of modules) for (const handler of module.middleware?.(ctx) ?? []) app.use(handler);
+  app.use(jsonBodyParser(ctx.config.bodyLimit));
+  app.use(docsRouter("agentplane Agent Server"));
   mountRoutes(app, routes);
   app.use(notFoundHandler);
   for (const { error } of observers) if (error) app.use(error);

@@ -10,6 +10,7 @@ import { registerDefaultAssistants } from "./graphs/default-assistants.ts";
 import { ProjectGraphRegistry } from "./graphs/registry.ts";
 import { graphRoutes } from "./graphs/routes.ts";
 import { customAppModule } from "./http/custom-app.ts";
+import { Loopback } from "./http/loopback.ts";
 import { storeApiModule } from "./long-term-store/module.ts";
 import { loadStoreIndex, readStoreConfig } from "./long-term-store/project-config.ts";
 import { mcpModule } from "./mcp/module.ts";
@@ -104,14 +105,17 @@ export async function startAgentServer(config: ServerConfig, options: StartOptio
     }
   };
   try {
-    const graphs = await ProjectGraphRegistry.load(config.configPath, storage);
+    const graphs = await ProjectGraphRegistry.load(config.configPath, storage, logger);
     ctx = { config, storage, graphs, logger };
     for (const module of modules) {
       await module.start?.(ctx);
       started.push(module);
     }
-    const { app, routes } = createApp(ctx, modules);
+    const loopback = new Loopback();
+    const { app, routes } = createApp(ctx, modules, loopback);
     const running = await listen(app, config.port, config.host);
+    // `new Client()` without apiUrl in graphs and custom routes, and relative webhooks, reach this server.
+    loopback.bind(running.url);
     const context = ctx;
     return {
       url: running.url,
@@ -123,6 +127,7 @@ export async function startAgentServer(config: ServerConfig, options: StartOptio
       close: async () => {
         await running.close(config.shutdownGraceMs);
         await stopModules();
+        loopback.release();
         await storage.close();
       },
     };

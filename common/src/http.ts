@@ -7,17 +7,23 @@ import type { Logger } from "./logger.ts";
 export interface JsonAppOptions {
   /** Largest accepted JSON body, in express `bytes` syntax. */
   bodyLimit?: string;
+  /** `false`: the caller mounts `jsonBodyParser` itself, later, to let some handlers read raw bodies first. */
+  parseJson?: boolean;
 }
+
+/** Parses JSON bodies (also when browsers send them as text/plain) up to `bodyLimit`. */
+export const jsonBodyParser = (bodyLimit = "10mb"): RequestHandler =>
+  express.json({ limit: bodyLimit, type: ["application/json", "text/plain", "application/*+json"] });
 
 /**
  * An express app that parses JSON bodies (also when browsers send them as text/plain),
  * and trusts nothing else about the request.
  */
-export function createJsonApp({ bodyLimit = "10mb" }: JsonAppOptions = {}): Express {
+export function createJsonApp({ bodyLimit = "10mb", parseJson = true }: JsonAppOptions = {}): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "extended");
-  app.use(express.json({ limit: bodyLimit, type: ["application/json", "text/plain", "application/*+json"] }));
+  if (parseJson) app.use(jsonBodyParser(bodyLimit));
   return app;
 }
 

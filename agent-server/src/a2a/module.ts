@@ -1,5 +1,5 @@
 import type { ServerModule } from "../app.ts";
-import { readHttpSection } from "../http/cors.ts";
+import { readHttpSection } from "../http/section.ts";
 import { jsonRpcParseErrors } from "../mcp/module.ts";
 import { type A2AServices, a2aRoutes } from "./routes.ts";
 

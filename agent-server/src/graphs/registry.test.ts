@@ -1,9 +1,10 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createLogger } from "@agentplane/common";
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { GraphLoadError } from "./load.ts";
+import { GraphLoadError, type Persistence } from "./load.ts";
 import { ProjectError } from "./project.ts";
 import { ProjectGraphRegistry } from "./registry.ts";
 
@@ -17,12 +18,15 @@ function writeProject(content: unknown): string {
   return path;
 }
 
+const silent = createLogger("registry-test", "silent");
+const load = (configPath: string, persistence: Persistence) =>
+  ProjectGraphRegistry.load(configPath, persistence, silent);
 const persistence = () => ({ checkpointer: new MemorySaver(), store: new InMemoryStore() });
 
 describe("ProjectGraphRegistry", () => {
   it("loads every export shape and attaches the server's checkpointer and store", async () => {
     const server = persistence();
-    const registry = await ProjectGraphRegistry.load(join(fixtures, "langgraph.json"), server);
+    const registry = await load(join(fixtures, "langgraph.json"), server);
     expect(registry.ids().sort()).toEqual(
       ["compiled", "default_export", "factory", "hitl", "messages", "parent", "promised", "uncompiled"].sort(),
     );
@@ -38,7 +42,7 @@ describe("ProjectGraphRegistry", () => {
   });
 
   it("calls factories with the request config", async () => {
-    const registry = await ProjectGraphRegistry.load(join(fixtures, "langgraph.json"), persistence());
+    const registry = await load(join(fixtures, "langgraph.json"), persistence());
     const graph = await registry.get("factory", { configurable: { step: 5 } });
     expect(await graph.invoke({}, { configurable: { thread_id: "f1" } })).toEqual({ count: 5 });
   });
@@ -46,20 +50,20 @@ describe("ProjectGraphRegistry", () => {
   it("applies the env file before loading graphs without overriding the process environment", async () => {
     process.env.FIXTURE_FILE_VAR = undefined;
     delete process.env.FIXTURE_FILE_VAR;
-    await ProjectGraphRegistry.load(join(fixtures, "langgraph.json"), persistence());
+    await load(join(fixtures, "langgraph.json"), persistence());
     expect(process.env.FIXTURE_FILE_VAR).toBe("from-file");
     process.env.FIXTURE_OBJECT_VAR = "from-process";
     const path = writeProject({
       graphs: { g: `${fixtureModule}:compiled` },
       env: { FIXTURE_OBJECT_VAR: "from-config", FIXTURE_NUMBER: 3 },
     });
-    await ProjectGraphRegistry.load(path, persistence());
+    await load(path, persistence());
     expect(process.env.FIXTURE_OBJECT_VAR).toBe("from-process");
     expect(process.env.FIXTURE_NUMBER).toBe("3");
   });
 
   it("derives schemas from zod state, and falls back to the channel list for annotations", async () => {
-    const registry = await ProjectGraphRegistry.load(join(fixtures, "langgraph.json"), persistence());
+    const registry = await load(join(fixtures, "langgraph.json"), persistence());
     const parent = await registry.schemas("parent");
     expect(parent.state_schema).toMatchObject({ type: "object", properties: { topic: { type: "string" } } });
     expect(parent.context_schema).toMatchObject({ properties: { model: { type: "string" } } });
@@ -72,21 +76,21 @@ describe("ProjectGraphRegistry", () => {
   });
 
   it("reports broken projects in one line", async () => {
-    const load = (content: unknown) => ProjectGraphRegistry.load(writeProject(content), persistence());
-    await expect(ProjectGraphRegistry.load("/nonexistent/langgraph.json", persistence())).rejects.toThrow(ProjectError);
-    await expect(load("{not json")).rejects.toThrow(/cannot read .*langgraph.json/);
-    await expect(load({ graphs: {} })).rejects.toThrow(/graphs must name at least one graph/);
-    await expect(load({ graphs: { g: `${fixtureModule}:missing` } })).rejects.toThrow(/has no export "missing"/);
-    await expect(load({ graphs: { g: `${fixtureModule}:notAGraph` } })).rejects.toThrow(GraphLoadError);
-    await expect(load({ graphs: { g: "./nowhere.ts:graph" } })).rejects.toThrow(/cannot load graph "g"/);
-    await expect(load({ graphs: { g: `${fixtureModule}:compiled` }, env: "./missing.env" })).rejects.toThrow(
+    const loadContent = (content: unknown) => load(writeProject(content), persistence());
+    await expect(load("/nonexistent/langgraph.json", persistence())).rejects.toThrow(ProjectError);
+    await expect(loadContent("{not json")).rejects.toThrow(/cannot read .*langgraph.json/);
+    await expect(loadContent({ graphs: {} })).rejects.toThrow(/graphs must name at least one graph/);
+    await expect(loadContent({ graphs: { g: `${fixtureModule}:missing` } })).rejects.toThrow(/has no export "missing"/);
+    await expect(loadContent({ graphs: { g: `${fixtureModule}:notAGraph` } })).rejects.toThrow(GraphLoadError);
+    await expect(loadContent({ graphs: { g: "./nowhere.ts:graph" } })).rejects.toThrow(/cannot load graph "g"/);
+    await expect(loadContent({ graphs: { g: `${fixtureModule}:compiled` }, env: "./missing.env" })).rejects.toThrow(
       /cannot read env file/,
     );
   });
 
   it("reloads modules, keeping the old graphs when the new set fails to load", async () => {
     const path = writeProject({ graphs: { g: `${fixtureModule}:compiled` } });
-    const registry = await ProjectGraphRegistry.load(path, persistence());
+    const registry = await load(path, persistence());
     writeFileSync(path, JSON.stringify({ graphs: { g: `${fixtureModule}:compiled`, h: `${fixtureModule}:messages` } }));
     await registry.reload();
     expect(registry.ids()).toEqual(["g", "h"]);

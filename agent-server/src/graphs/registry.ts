@@ -1,4 +1,5 @@
 import { dirname } from "node:path";
+import type { Logger } from "@agentplane/common";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   attachPersistence,
@@ -10,6 +11,7 @@ import {
 } from "./load.ts";
 import { applyProjectEnv, type GraphDefinition, readProject } from "./project.ts";
 import { deriveGraphSchemas } from "./schemas.ts";
+import { registerSdkLogger, whileLoadingGraph } from "./sdk-logger.ts";
 import type { AnyCompiledGraph, GraphRegistry, GraphSchemas } from "./types.ts";
 
 interface LoadedGraph {
@@ -22,14 +24,17 @@ interface LoadedProject {
   loader: ModuleLoader;
 }
 
-async function loadProject(configPath: string): Promise<LoadedProject> {
+async function loadProject(configPath: string, logger: Logger): Promise<LoadedProject> {
   const project = readProject(configPath);
   applyProjectEnv(project.env);
+  // Before any import: graph modules may call the SDK's `getLogger()` at top level.
+  registerSdkLogger(logger);
   const loader = createModuleLoader();
   try {
     const graphs = new Map<string, LoadedGraph>();
     for (const definition of project.graphs) {
-      graphs.set(definition.graphId, { definition, source: await loadGraphSource(definition, loader) });
+      const source = await whileLoadingGraph(definition.graphId, () => loadGraphSource(definition, loader));
+      graphs.set(definition.graphId, { definition, source });
     }
     return { graphs, loader };
   } catch (error) {
@@ -46,20 +51,23 @@ export class ProjectGraphRegistry implements GraphRegistry {
   private loaded: LoadedProject;
   private readonly configPath: string;
   private readonly persistence: Persistence;
+  private readonly logger: Logger;
 
-  private constructor(configPath: string, persistence: Persistence, loaded: LoadedProject) {
+  private constructor(configPath: string, persistence: Persistence, logger: Logger, loaded: LoadedProject) {
     this.configPath = configPath;
     this.persistence = persistence;
+    this.logger = logger;
     this.loaded = loaded;
   }
 
-  static async load(configPath: string, persistence: Persistence): Promise<ProjectGraphRegistry> {
-    return new ProjectGraphRegistry(configPath, persistence, await loadProject(configPath));
+  /** `logger` backs the SDK's `getLogger()` for the graphs. */
+  static async load(configPath: string, persistence: Persistence, logger: Logger): Promise<ProjectGraphRegistry> {
+    return new ProjectGraphRegistry(configPath, persistence, logger, await loadProject(configPath, logger));
   }
 
   async reload(): Promise<void> {
     const previous = this.loaded;
-    this.loaded = await loadProject(this.configPath);
+    this.loaded = await loadProject(this.configPath, this.logger);
     await previous.loader.close();
   }
 

@@ -1,36 +1,14 @@
 import type { RequestHandler } from "express";
-import { z } from "zod";
-import { readProjectSection } from "../graphs/project.ts";
+import type { HttpSection } from "./section.ts";
 
 /** Response headers browser clients must be able to read (run location, pagination). */
 const EXPOSED_HEADERS = ["content-location", "location", "x-pagination-total", "x-pagination-next"];
 
-const CorsSection = z.object({
-  allow_origins: z.array(z.string().min(1)).optional(),
-  allow_methods: z.array(z.string().min(1)).optional(),
-  allow_headers: z.array(z.string().min(1)).optional(),
-  allow_credentials: z.boolean().optional(),
-  expose_headers: z.array(z.string().min(1)).optional(),
-  max_age: z.number().int().min(0).optional(),
-});
-
-/** The `http` section of `langgraph.json` (the parts the server reads). */
-const HttpSection = z.object({
-  app: z.string().min(1).optional(),
-  cors: CorsSection.optional(),
-  disable_mcp: z.boolean().optional(),
-  disable_a2a: z.boolean().optional(),
-});
-export type HttpSection = z.infer<typeof HttpSection>;
-
-/** Reads and validates `http` from `langgraph.json`; a bad section is a ProjectError (exit code 2). */
-export function readHttpSection(configPath: string): HttpSection {
-  return readProjectSection(configPath, "http", HttpSection);
-}
-
 export interface CorsSettings {
   /** `*` allows any origin. */
   allowOrigins: string[];
+  /** Origins matching it are allowed too (`http.cors.allow_origin_regex`). */
+  allowOriginRegex?: RegExp;
   allowMethods: string[];
   /** Absent: whatever the preflight asks for. */
   allowHeaders?: string[];
@@ -43,7 +21,9 @@ export interface CorsSettings {
 export function corsSettings(envOrigins: string[], section: HttpSection): CorsSettings {
   const cors = section.cors ?? {};
   return {
-    allowOrigins: cors.allow_origins ?? envOrigins,
+    // As in the reference server, a regex alone allows only the origins it matches.
+    allowOrigins: cors.allow_origins ?? (cors.allow_origin_regex ? [] : envOrigins),
+    ...(cors.allow_origin_regex && { allowOriginRegex: new RegExp(cors.allow_origin_regex) }),
     allowMethods: cors.allow_methods ?? ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
     allowHeaders: cors.allow_headers,
     allowCredentials: cors.allow_credentials ?? false,
@@ -60,9 +40,10 @@ export function cors(settings: CorsSettings): RequestHandler {
   const anyOrigin = settings.allowOrigins.includes("*");
   const allowed = new Set(settings.allowOrigins);
   const echoOrigin = !anyOrigin || settings.allowCredentials;
+  const regex = settings.allowOriginRegex;
   return (req, res, next) => {
     const origin = req.get("origin");
-    if (origin && (anyOrigin || allowed.has(origin))) {
+    if (origin && (anyOrigin || allowed.has(origin) || regex?.test(origin))) {
       res.set("Access-Control-Allow-Origin", echoOrigin ? origin : "*");
       if (echoOrigin) res.vary("Origin");
       if (settings.allowCredentials) res.set("Access-Control-Allow-Credentials", "true");

@@ -4,7 +4,7 @@ import type { ErrorRequestHandler, Response } from "express";
 import type { ServerModule } from "../app.ts";
 import type { AssistantService } from "../assistants/service.ts";
 import type { ServerContext } from "../context.ts";
-import { readHttpSection } from "../http/cors.ts";
+import { readHttpSection } from "../http/section.ts";
 import type { RunService } from "../runs/service.ts";
 import { createMcpServer } from "./server.ts";
 

@@ -1,4 +1,5 @@
 import type { Logger } from "@agentplane/common";
+import { boundLoopbackFetch } from "../../http/loopback.ts";
 import type { Run } from "../schemas.ts";
 
 export interface WebhookOptions {
@@ -19,9 +20,10 @@ export interface WebhookPayload extends Run {
 }
 
 /**
- * POSTs the finished run to its webhook. Retries failures (network errors, timeouts, non-2xx)
- * and only logs when every attempt failed: a webhook never fails the run. The URL is not logged
- * as it may carry a token.
+ * POSTs the finished run to its webhook. A path (`/hooks/done`) is this server's own route, as
+ * on the reference server: the project's custom routes receive it. Retries failures (network
+ * errors, timeouts, non-2xx) and only logs when every attempt failed: a webhook never fails the
+ * run. The URL is not logged as it may carry a token.
  */
 export async function sendWebhook(
   url: string,
@@ -32,7 +34,8 @@ export async function sendWebhook(
   let delay = options.backoffMs;
   for (let attempt = 1; attempt <= options.attempts; attempt++) {
     try {
-      const response = await fetch(url, {
+      const send = url.startsWith("/") ? boundLoopbackFetch() : fetch;
+      const response = await send(url, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ ...payload, webhook_sent_at: new Date().toISOString() }),
