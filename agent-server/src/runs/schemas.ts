@@ -58,10 +58,14 @@ const RunConfigSchema = z
 
 const InterruptNodesSchema = z.union([z.literal("*"), z.array(z.string())]);
 
+// A path (`/hooks/done`) is a route of this server, the project's custom routes included.
 const WebhookSchema = z
   .string()
   .max(65_536)
-  .refine((value) => /^https?:\/\/[^\s]+$/i.test(value), "Webhook must be an absolute http(s) URL");
+  .refine(
+    (value) => /^(https?:\/\/|\/(?!\/))[^\s]+$/i.test(value),
+    "Webhook must be an absolute http(s) URL or a path of this server",
+  );
 
 const StreamModesSchema = z
   .union([StreamModeSchema, z.array(StreamModeSchema)])
