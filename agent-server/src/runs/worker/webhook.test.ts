@@ -1,0 +1,76 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createLogger } from "@agentplane/common";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Loopback } from "../../http/loopback.ts";
+import type { WebhookPayload } from "./webhook.ts";
+import { sendWebhook } from "./webhook.ts";
+
+const logger = createLogger("webhook-test", "silent");
+const fast = { attempts: 3, timeoutMs: 2_000, backoffMs: 10 };
+const payload = {
+  run_id: "run-1",
+  status: "success",
+  run_started_at: "2024-01-01T00:00:00.000Z",
+  run_ended_at: "2024-01-01T00:00:01.000Z",
+  values: { done: true },
+} as unknown as Omit<WebhookPayload, "webhook_sent_at">;
+
+interface Received {
+  path: string;
+  apiKey: string | undefined;
+  body: Record<string, unknown>;
+}
+
+describe("sendWebhook", () => {
+  let server: Server;
+  let url: string;
+  const received: Received[] = [];
+  /** Status codes to answer with, in order; 200 once they run out. */
+  const answers: number[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req: IncomingMessage, res) => {
+      let text = "";
+      req.on("data", (chunk) => (text += chunk));
+      req.on("end", () => {
+        received.push({ path: req.url ?? "", apiKey: req.headers["x-api-key"] as string, body: JSON.parse(text) });
+        res.writeHead(answers.shift() ?? 200).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  afterEach(() => {
+    received.length = 0;
+    answers.length = 0;
+  });
+
+  it("posts the run to an absolute URL, retrying until it is accepted", async () => {
+    answers.push(500);
+    expect(await sendWebhook(`${url}/hook?token=t`, payload, logger, fast)).toBe(true);
+    expect(received.map((r) => r.path)).toEqual(["/hook?token=t", "/hook?token=t"]);
+    expect(received[1]?.body).toMatchObject({ run_id: "run-1", values: { done: true } });
+    expect(received[1]?.body.webhook_sent_at).toEqual(expect.any(String));
+  });
+
+  it("sends a path to the server bound as this process's loopback, with the loopback's key", async () => {
+    const loopback = new Loopback();
+    loopback.bind(url);
+    try {
+      expect(await sendWebhook("/hooks/done", payload, logger, fast)).toBe(true);
+    } finally {
+      loopback.release();
+    }
+    expect(received).toHaveLength(1);
+    expect(received[0]?.path).toBe("/hooks/done");
+    expect(received[0]?.apiKey).toEqual(expect.any(String));
+    expect(received[0]?.body).toMatchObject({ run_id: "run-1" });
+  });
+
+  it("gives up on a path when no server is listening in the process, without throwing", async () => {
+    expect(await sendWebhook("/hooks/done", payload, logger, fast)).toBe(false);
+    expect(received).toHaveLength(0);
+  });
+});
