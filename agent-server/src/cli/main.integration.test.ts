@@ -8,6 +8,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { freePort } from "../../../testing/redis-server.ts";
+import { waitUntil } from "../runs/testing/wait.ts";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const cli = "agent-server/src/cli/main.ts";
@@ -42,11 +43,12 @@ function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): Spawned {
   return { child, stdout: () => out, stderr: () => err, exit };
 }
 
-async function startServe(): Promise<Spawned & { url: string }> {
+async function startServe(env: NodeJS.ProcessEnv = {}): Promise<Spawned & { url: string }> {
   return startCli(["serve", "--config", exampleConfig], {
     REDIS_URI: testRedisUrl(),
     REDIS_PREFIX: uniquePrefix("process"),
     AGENTPLANE_API_KEYS: KEY,
+    ...env,
   });
 }
 
@@ -120,7 +122,8 @@ describe("agent-server CLI (process)", () => {
   });
 
   it("finishes an in-flight request on SIGTERM, then exits cleanly", async () => {
-    const server = await startServe();
+    // At info level it says when shutdown starts.
+    const server = await startServe({ LOG_LEVEL: "info" });
     const { hostname, port } = new URL(server.url);
     const body = JSON.stringify({ metadata: { purpose: "shutdown" } });
     const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -130,7 +133,7 @@ describe("agent-server CLI (process)", () => {
           port,
           path: "/threads",
           method: "POST",
-          headers: { "content-type": "application/json", "x-api-key": KEY },
+          headers: { "content-type": "application/json", "x-api-key": KEY, expect: "100-continue" },
         },
         (res) => {
           let text = "";
@@ -139,12 +142,14 @@ describe("agent-server CLI (process)", () => {
         },
       );
       req.on("error", reject);
-      // Half the body now, the rest after the signal: the request is in flight while shutdown starts.
-      req.write(body.slice(0, 10));
-      setTimeout(() => {
+      // The server asking for the body shows it has the request: signal it then, and send the body
+      // once it says it is shutting down, so the request is in flight while shutdown starts.
+      req.on("continue", () => {
         server.child.kill("SIGTERM");
-        setTimeout(() => req.end(body.slice(10)), 300);
-      }, 200);
+        const shuttingDown = async () => server.stdout().includes("shutting down");
+        waitUntil(shuttingDown, "the server starts shutting down", 10_000).then(() => req.end(body), reject);
+      });
+      req.flushHeaders();
     });
     const result = await response;
     expect(result.status).toBe(200);
