@@ -38,6 +38,17 @@ async function readSecret(kube: KubeClient, namespace: string, name: string): Pr
 }
 
 /**
+ * The kubelet's `$(VAR)` expansion of an env value: a variable defined earlier in the container's
+ * env is substituted, `$$` escapes a `$`, and an unknown reference stays as written.
+ */
+export function expandVariableReferences(value: string, env: Record<string, string>): string {
+  return value.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (match, name: string | undefined) => {
+    if (name === undefined) return "$";
+    return env[name] ?? match;
+  });
+}
+
+/**
  * What a kubelet does before starting a container: env from Secrets (`envFrom`, `secretKeyRef`)
  * and Secret volumes written to disk. Mount paths are rewritten to a temporary directory, and env
  * values pointing into a mount follow it, since a local process cannot write to `/etc/...`.
@@ -59,7 +70,7 @@ export async function resolveContainerEnv(
       if (value === undefined) throw new MissingSecretError(`key "${ref.key}" not in secret "${ref.name}"`);
       env[variable.name] = value;
     } else {
-      env[variable.name] = variable.value ?? "";
+      env[variable.name] = expandVariableReferences(variable.value ?? "", env);
     }
   }
   for (const mount of container.volumeMounts ?? []) {
