@@ -46,7 +46,9 @@ describe("crons on Redis (one process, injected clock)", () => {
     (await (await fetch(`${app.url}/runs/crons/${cronId}`)).json()) as { next_run_date: string | null };
 
   beforeAll(async () => {
-    const runs = runsModule({ settings: { leaseMs: 1500, maxAttempts: 3, pollMs: 200, heartbeatMs: 1000 } });
+    const runs = runsModule({
+      settings: { leaseMs: 1500, maxAttempts: 3, pollMs: 200, heartbeatMs: 1000, stallMs: 60_000 },
+    });
     crons = cronsModule(runs.service, {
       // the test ticks by hand
       settings: { tickMs: 60_000, misfireGraceMs: 60_000, leaseMs: 10_000 },
@@ -134,6 +136,19 @@ describe("crons on Redis (one process, injected clock)", () => {
     const gone = await fetch(`${app.url}/runs/crons/${stateless.cron_id}`);
     expect(gone.status).toBe(404);
     expect(await gone.json()).toEqual({ detail: expect.stringContaining("not found") });
+  });
+
+  it("searches and counts by graph id as by the id of the graph's default assistant", async () => {
+    const { client } = app;
+    const thread = await client.threads.create();
+    const cron = await client.crons.createForThread(thread.thread_id, "adder", { schedule: "0 9 * * *" });
+    const byGraph = await client.crons.search({ assistantId: "adder", threadId: thread.thread_id });
+    expect(byGraph.map((c) => c.cron_id)).toEqual([cron.cron_id]);
+    const byId = await client.crons.search({ assistantId: cron.assistant_id, threadId: thread.thread_id });
+    expect(byId.map((c) => c.cron_id)).toEqual([cron.cron_id]);
+    expect(await client.crons.count({ assistantId: "adder", threadId: thread.thread_id })).toBe(1);
+    expect(await client.crons.count({ assistantId: "no-such-graph", threadId: thread.thread_id })).toBe(0);
+    await client.crons.delete(cron.cron_id);
   });
 
   it("refuses bad schedules and unknown references with 4xx JSON", async () => {

@@ -79,11 +79,18 @@ export class CronService {
 
   /** Filtered, sorted, paged and projected as the search asks. */
   async search(search: CronSearch): Promise<Partial<Cron>[]> {
-    return searchCrons(await this.#store.all(), search);
+    return searchCrons(await this.#store.all(), this.#byAssistantId(search));
   }
 
   async count(filter: CronFilter): Promise<number> {
-    return (await this.#store.all()).filter((cron) => matchesCronFilter(cron, filter)).length;
+    const resolved = this.#byAssistantId(filter);
+    return (await this.#store.all()).filter((cron) => matchesCronFilter(cron, resolved)).length;
+  }
+
+  /** Crons store the assistant id that create resolved a graph id to: a filter names it the same way. */
+  #byAssistantId<F extends CronFilter>(filter: F): F {
+    if (filter.assistant_id === undefined) return filter;
+    return { ...filter, assistant_id: resolveAssistantId(this.#ctx, filter.assistant_id) };
   }
 
   async create(threadId: string | undefined, body: CronCreate): Promise<Cron> {
