@@ -237,11 +237,26 @@ describe.each([
     const { client } = server;
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, "agent", { input: hello("old") });
-    const live = threadEvents(thread.thread_id, { streamMode: ["lifecycle"] }, (events) => events.length === 2);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const inflight = await client.runs.create(thread.thread_id, "steps", {
+      input: { steps: 1, delay_ms: 30_000, label: "slow" },
+    });
+    await waitForStatus(client, thread.thread_id, inflight.run_id, "running");
+    let following!: () => void;
+    const streaming = new Promise<void>((resolve) => {
+      following = resolve;
+    });
+    const live = threadEvents(thread.thread_id, { streamMode: ["lifecycle"] }, (events) => {
+      following();
+      return events.length === 4;
+    });
+    // The in-flight run's first event: the stream has chosen where to start, so what comes next is new.
+    await streaming;
     const run = await client.runs.create(thread.thread_id, "agent", { input: hello("new") });
+    await client.runs.cancel(thread.thread_id, inflight.run_id);
     const events = await live;
     expect(events.map((event) => [event.event, (event.data as { run_id: string }).run_id])).toEqual([
+      ["metadata", inflight.run_id],
+      ["run_done", inflight.run_id],
       ["metadata", run.run_id],
       ["run_done", run.run_id],
     ]);
