@@ -1,0 +1,264 @@
+import { randomUUID } from "node:crypto";
+import { Agent } from "node:http";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { createClient, type RedisClientType } from "redis";
+import type { ServerProcess } from "../agent-server/src/runs/testing/process.ts";
+import { round } from "./support/measure.ts";
+import { call, input, median, processCpuSeconds } from "./support/run-load.ts";
+import type { BenchResult } from "./types.ts";
+
+/**
+ * What one more run costs on a thread that already holds N messages: server CPU, bytes sent to
+ * Redis and Redis memory kept per run, and how long state and history reads take. A cost that
+ * grows with N makes long conversations slow and expensive; the targets compare N = 1,000 with
+ * N = 1. With `GROWTH_BASE=<source tree>` (e.g. a `git worktree` of an older commit) the same
+ * figures are measured for that tree's server too, in alternating phases on the same Redis.
+ */
+
+const SIZES = [1, 10, 100, 1000];
+/** Threads per size; each gets one run per round, all at once. */
+const THREADS = 6;
+const ROUNDS = 5;
+const WARMUP_RUNS = 60;
+const READ_SAMPLES = 30;
+/** The "built by real runs" conversation: each run adds a question and an answer. */
+const CONVERSATION_RUNS = 500;
+const here = dirname(fileURLToPath(import.meta.url));
+
+interface Tree {
+  label: string;
+  root: string;
+  server: ServerProcess;
+  prefix: string;
+  agent: Agent;
+  /** Threads per size. */
+  threads: Map<number, string[]>;
+}
+
+interface Phase {
+  runs: number;
+  cpuMs: number;
+  bytesIn: number;
+  keptBytes: number;
+  eventLogBytes: number;
+}
+
+/** The tree's own `spawnServer` and example graph, so the server runs that tree's code. */
+async function startServer(root: string, redisUrl: string, prefix: string): Promise<ServerProcess> {
+  const module = pathToFileURL(join(root, "agent-server/src/runs/testing/process.ts")).href;
+  const { spawnServer } = (await import(module)) as typeof import("../agent-server/src/runs/testing/process.ts");
+  const env = { N_WORKERS: String(THREADS), RUN_LEASE_MS: "15000", RUN_POLL_MS: "1000" };
+  return spawnServer(redisUrl, prefix, env, join(root, "agent-server/example/langgraph.json"));
+}
+
+/** N earlier messages, alternating question and answer, about as long as chat turns are. */
+function earlierMessages(count: number): unknown[] {
+  return Array.from({ length: count }, (_, i) =>
+    i % 2 === 0
+      ? { type: "human", content: `question ${i}: ${"what about this part? ".repeat(4)}`, id: `h${i}` }
+      : { type: "ai", content: `answer ${i}: ${"here is what I found. ".repeat(8)}`, id: `a${i}` },
+  );
+}
+
+async function json(response: { status: number; text: string }, what: string): Promise<unknown> {
+  if (response.status !== 200) throw new Error(`${what} answered ${response.status}: ${response.text}`);
+  return JSON.parse(response.text);
+}
+
+async function createThread(tree: Tree, messages: unknown[]): Promise<string> {
+  const supersteps = messages.length === 0 ? [] : [{ updates: [{ values: { messages }, as_node: "call_model" }] }];
+  const body = { metadata: { graph_id: "agent" }, supersteps };
+  const created = await json(await call(tree.agent, `${tree.server.url}/threads`, "POST", body), "thread create");
+  return (created as { thread_id: string }).thread_id;
+}
+
+async function runOn(tree: Tree, threadId: string): Promise<void> {
+  const url = `${tree.server.url}/threads/${threadId}/runs/wait`;
+  const answer = await call(tree.agent, url, "POST", { assistant_id: "agent", input });
+  if (answer.status !== 200 || !answer.text.includes("how fast")) {
+    throw new Error(`run answered ${answer.status}: ${answer.text.slice(0, 200)}`);
+  }
+}
+
+type Redis = RedisClientType;
+
+async function bytesIn(redis: Redis): Promise<number> {
+  const info = await redis.info("stats");
+  return Number(/^total_net_input_bytes:(\d+)/m.exec(info)?.[1]);
+}
+
+/** Redis memory of every key under `prefix`, split into run event logs (which expire) and the rest. */
+async function memoryOf(redis: Redis, prefix: string): Promise<{ kept: number; eventLogs: number }> {
+  const keys: string[] = [];
+  for await (const page of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) keys.push(...page);
+  const sizes = await Promise.all(
+    keys.map((key) => redis.sendCommand(["MEMORY", "USAGE", key, "SAMPLES", "0"]) as Promise<number | null>),
+  );
+  let kept = 0;
+  let eventLogs = 0;
+  for (const [i, key] of keys.entries()) {
+    if (key.startsWith(`${prefix}runs:ev:`)) eventLogs += sizes[i] ?? 0;
+    else kept += sizes[i] ?? 0;
+  }
+  return { kept, eventLogs };
+}
+
+/** One run on each of the tree's threads of one size, all at once, with what it cost. */
+async function measurePhase(redis: Redis, tree: Tree, size: number): Promise<Phase> {
+  const threads = tree.threads.get(size) ?? [];
+  const memoryBefore = await memoryOf(redis, tree.prefix);
+  const bytesBefore = await bytesIn(redis);
+  const cpuBefore = processCpuSeconds(tree.server.pid) ?? Number.NaN;
+  await Promise.all(threads.map((threadId) => runOn(tree, threadId)));
+  const cpuAfter = processCpuSeconds(tree.server.pid) ?? Number.NaN;
+  const bytesAfter = await bytesIn(redis);
+  const memoryAfter = await memoryOf(redis, tree.prefix);
+  return {
+    runs: threads.length,
+    cpuMs: (cpuAfter - cpuBefore) * 1000,
+    bytesIn: bytesAfter - bytesBefore,
+    keptBytes: memoryAfter.kept - memoryBefore.kept,
+    eventLogBytes: memoryAfter.eventLogs - memoryBefore.eventLogs,
+  };
+}
+
+async function readLatency(tree: Tree, path: (threadId: string) => string, threads: string[]): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < READ_SAMPLES; i++) {
+    const threadId = threads[i % threads.length] as string;
+    const began = performance.now();
+    await json(await call(tree.agent, `${tree.server.url}${path(threadId)}`, "GET"), "read");
+    samples.push(performance.now() - began);
+  }
+  return median(samples);
+}
+
+/** Memory kept by one conversation built by real runs, against the JSON size of its messages. */
+async function conversation(redis: Redis, tree: Tree): Promise<{ keptMiB: number; ratio: number }> {
+  const memoryBefore = await memoryOf(redis, tree.prefix);
+  const threadId = await createThread(tree, []);
+  for (let i = 0; i < CONVERSATION_RUNS; i++) await runOn(tree, threadId);
+  const memoryAfter = await memoryOf(redis, tree.prefix);
+  const state = (await json(
+    await call(tree.agent, `${tree.server.url}/threads/${threadId}/state`, "GET"),
+    "state",
+  )) as { values: { messages: unknown[] } };
+  const kept = memoryAfter.kept - memoryBefore.kept;
+  return { keptMiB: kept / 2 ** 20, ratio: kept / Buffer.byteLength(JSON.stringify(state.values.messages)) };
+}
+
+export async function run(redisUrl: string): Promise<BenchResult[]> {
+  const redis: Redis = createClient({ url: redisUrl });
+  await redis.connect();
+  const roots = [
+    ...(process.env.GROWTH_BASE ? [["base", resolve(process.env.GROWTH_BASE)] as const] : []),
+    ["this", resolve(here, "..")] as const,
+  ];
+  const trees: Tree[] = [];
+  try {
+    for (const [label, root] of roots) {
+      const prefix = `bench-growth-${randomUUID().slice(0, 8)}:`;
+      const server = await startServer(root, redisUrl, prefix);
+      trees.push({ label, root, server, prefix, agent: new Agent({ keepAlive: true }), threads: new Map() });
+    }
+    for (const tree of trees) {
+      // JIT warm-up on fresh and longer threads, unmeasured.
+      const warm = await Promise.all(Array.from({ length: THREADS }, () => createThread(tree, earlierMessages(50))));
+      for (let i = 0; i < WARMUP_RUNS / THREADS; i++) await Promise.all(warm.map((id) => runOn(tree, id)));
+      for (const size of SIZES) {
+        const messages = earlierMessages(size);
+        tree.threads.set(size, await Promise.all(Array.from({ length: THREADS }, () => createThread(tree, messages))));
+      }
+    }
+    const phases = new Map<string, Phase[]>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const size of SIZES) {
+        // Alternate which tree goes first, so neither always follows the other's load.
+        for (const tree of round % 2 === 0 ? trees : [...trees].reverse()) {
+          const key = `${tree.label}/${size}`;
+          phases.set(key, [...(phases.get(key) ?? []), await measurePhase(redis, tree, size)]);
+        }
+      }
+    }
+    const results: BenchResult[] = [];
+    for (const tree of trees) {
+      const perRun = (size: number, pick: (phase: Phase) => number) => {
+        const measured = phases.get(`${tree.label}/${size}`) ?? [];
+        return measured.reduce((sum, phase) => sum + pick(phase), 0) / measured.reduce((n, p) => n + p.runs, 0);
+      };
+      const name = (what: string) => `growth (${tree.label}): ${what}`;
+      for (const size of SIZES) {
+        const threads = tree.threads.get(size) ?? [];
+        const state = await readLatency(tree, (id) => `/threads/${id}/state`, threads);
+        const history = await readLatency(tree, (id) => `/threads/${id}/history?limit=10`, threads);
+        const at = `N=${size}`;
+        results.push(
+          {
+            name: name(`server CPU per run, ${at}`),
+            value: round(
+              perRun(size, (p) => p.cpuMs),
+              2,
+            ),
+            unit: "ms",
+          },
+          {
+            name: name(`Redis bytes written per run, ${at}`),
+            value: round(perRun(size, (p) => p.bytesIn) / 1024, 1),
+            unit: "KiB",
+          },
+          {
+            name: name(`Redis memory kept per run, ${at}`),
+            value: round(perRun(size, (p) => p.keptBytes) / 1024, 1),
+            unit: "KiB",
+          },
+          {
+            name: name(`Redis memory of event logs per run (expire), ${at}`),
+            value: round(perRun(size, (p) => p.eventLogBytes) / 1024, 1),
+            unit: "KiB",
+          },
+          { name: name(`state read latency p50, ${at}`), value: round(state, 2), unit: "ms" },
+          { name: name(`history read (10) latency p50, ${at}`), value: round(history, 2), unit: "ms" },
+        );
+      }
+      const ratio = (pick: (phase: Phase) => number) => round(perRun(1000, pick) / perRun(1, pick), 2);
+      results.push(
+        { name: name("CPU per run, N=1000 / N=1"), value: ratio((p) => p.cpuMs), unit: "x", target: "<= 1.5" },
+        {
+          name: name("bytes written per run, N=1000 / N=1"),
+          value: ratio((p) => p.bytesIn),
+          unit: "x",
+          target: "<= 3",
+        },
+        {
+          name: name("memory kept per run, N=1000 / N=1"),
+          value: ratio((p) => p.keptBytes),
+          unit: "x",
+          target: "<= 3",
+        },
+      );
+    }
+    for (const tree of trees) {
+      const built = await conversation(redis, tree);
+      const name = (what: string) => `growth (${tree.label}): ${what}`;
+      results.push(
+        {
+          name: name(`memory kept by a conversation of ${CONVERSATION_RUNS} runs (without event logs)`),
+          value: round(built.keptMiB, 2),
+          unit: "MiB",
+        },
+        {
+          name: name("that memory / JSON size of its messages"),
+          value: round(built.ratio, 2),
+          unit: "x",
+          target: "<= 3",
+        },
+      );
+    }
+    return results;
+  } finally {
+    for (const tree of trees) tree.agent.destroy();
+    await Promise.all(trees.map((tree) => tree.server.stop()));
+    await redis.close();
+  }
+}
