@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, renameSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -162,9 +162,9 @@ describe("agent-server CLI (process)", () => {
   it("dev mode reloads a JavaScript graph when its file changes", async () => {
     const project = mkdtempSync(join(tmpdir(), "agentplane-dev-"));
     const langgraph = pathToFileURL(join(root, "node_modules/@langchain/langgraph/dist/index.js")).href;
-    const writeGraph = (node: string) =>
+    const writeGraph = (node: string, file = "graph.mjs") =>
       writeFileSync(
-        join(project, "graph.mjs"),
+        join(project, file),
         `import { Annotation, START, StateGraph } from ${JSON.stringify(langgraph)};
 const State = Annotation.Root({ n: Annotation() });
 export const graph = new StateGraph(State).addNode(${JSON.stringify(node)}, () => ({ n: 1 })).addEdge(START, ${JSON.stringify(node)});
@@ -176,12 +176,19 @@ export const graph = new StateGraph(State).addNode(${JSON.stringify(node)}, () =
     const nodes = async () =>
       ((await (await fetch(`${server.url}/assistants/g/graph`)).json()) as any).nodes.map((n: any) => n.id);
     expect(await nodes()).toContain("first");
+    const reloaded = async (node: string) => {
+      const deadline = Date.now() + 20_000;
+      while (!(await nodes()).includes(node)) {
+        if (Date.now() > deadline) throw new Error(`graph not reloaded: ${server.stdout()}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
     writeGraph("second");
-    const deadline = Date.now() + 20_000;
-    while (!(await nodes()).includes("second")) {
-      if (Date.now() > deadline) throw new Error(`graph not reloaded: ${server.stdout()}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await reloaded("second");
+    // An atomic save, as editors and `sed -i` do it: a temporary file renamed over the graph.
+    writeGraph("third", ".graph.mjs.tmp");
+    renameSync(join(project, ".graph.mjs.tmp"), join(project, "graph.mjs"));
+    await reloaded("third");
     server.child.kill("SIGINT");
     expect(await server.exit).toBe(0);
   });

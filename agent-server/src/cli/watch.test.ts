@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -26,6 +26,45 @@ describe("watchProject", () => {
       expect(changes).toEqual([join("src", "agent.ts"), join("src", "other.ts")]);
     } finally {
       watcher.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("reports an atomic save (a temporary file renamed over the original) under the original's name", async () => {
+    const root = mkdtempSync(join(tmpdir(), "agentplane-watch-"));
+    mkdirSync(join(root, "src"));
+    writeFileSync(join(root, "src", "agent.ts"), "export const a = 1;");
+    const changes: string[] = [];
+    const watcher = watchProject(root, (file) => changes.push(file), 100);
+    try {
+      writeFileSync(join(root, "src", ".agent.ts.swp"), "export const a = 2;");
+      renameSync(join(root, "src", ".agent.ts.swp"), join(root, "src", "agent.ts"));
+      await waitUntil(async () => changes.length > 0, "the atomic save is reported");
+      expect(changes).toEqual([join("src", "agent.ts")]);
+      // The same, a second time: the file's new inode is still seen.
+      writeFileSync(join(root, "src", ".agent.ts.swp"), "export const a = 3;");
+      renameSync(join(root, "src", ".agent.ts.swp"), join(root, "src", "agent.ts"));
+      await waitUntil(async () => changes.length > 1, "the second atomic save is reported");
+      expect(changes.at(-1)).toBe(join("src", "agent.ts"));
+    } finally {
+      watcher.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("watches folders created after it started", async () => {
+    const root = mkdtempSync(join(tmpdir(), "agentplane-watch-"));
+    const changes: string[] = [];
+    const watcher = watchProject(root, (file) => changes.push(file), 100);
+    try {
+      mkdirSync(join(root, "graphs"));
+      await waitUntil(async () => changes.length > 0, "the new folder is reported");
+      writeFileSync(join(root, "graphs", "new.ts"), "export const n = 1;");
+      await waitUntil(async () => changes.length > 1, "a file in the new folder is reported");
+      expect(changes.at(-1)).toBe(join("graphs", "new.ts"));
+    } finally {
+      watcher.close();
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });
