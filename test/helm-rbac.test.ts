@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadCrdManifests } from "@agentplane/crds";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane } from "../control-plane/src/app.ts";
@@ -145,6 +146,13 @@ function literalEnv(deployment: KubeManifest): Record<string, string> {
   return Object.fromEntries(env.flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])));
 }
 
+/** A client of the test server with the administrator's (unrestricted) credentials. */
+function kubeClientsOf(kubeconfigPath: string): CoreV1Api {
+  const config = new KubeConfig();
+  config.loadFromFile(kubeconfigPath);
+  return config.makeApiClient(CoreV1Api);
+}
+
 /** A copy of the test server's kubeconfig pointed at `server`. */
 function kubeconfigVia(kube: KubeApiServer, server: string, name: string): string {
   const path = `${kube.kubeconfigPath}.${name}`;
@@ -180,154 +188,180 @@ const NOT_EXERCISED: Record<string, string> = {
   "operator coordination.k8s.io leases update": "the lease is renewed every retry period, which may outlast the flow",
 };
 
+const workspace = BASE_VALUES.controlPlane.apiKeys.grants[0]!.workspace_ids[0]!;
+
 describe.each([
-  ["watching all namespaces (ClusterRole)", ""],
-  ["watching one namespace (Role)", AGENT_NAMESPACE],
-])("chart RBAC against the API calls the control plane and operator make, operator %s", (_mode, watchNamespace) => {
-  let kube: KubeApiServer;
-  let controlPlaneProxy: Awaited<ReturnType<typeof recordingProxy>>;
-  let operatorProxy: Awaited<ReturnType<typeof recordingProxy>>;
-  const closers: (() => Promise<unknown>)[] = [];
-  const manifests = renderChart(
-    withValues(BASE_VALUES, { operator: { watchNamespace }, controlPlane: { namespaces: [AGENT_NAMESPACE] } }),
-    [],
-    RELEASE_NAMESPACE,
-  );
-
-  beforeAll(async () => {
-    kube = await startKubeApiServer({
-      crds: loadCrdManifests(),
-      namespaces: ["default", RELEASE_NAMESPACE, AGENT_NAMESPACE],
-    });
-    controlPlaneProxy = await recordingProxy(kube.url);
-    operatorProxy = await recordingProxy(kube.url);
-    closers.push(
-      () => kube.close(),
-      () => controlPlaneProxy.close(),
-      () => operatorProxy.close(),
+  // The default layout: a namespace per workspace, created by the control plane.
+  ["a namespace per workspace, operator watching all namespaces (ClusterRoles)", "", `agentplane-${workspace}`],
+  ["shared namespaces, operator watching one namespace (Roles)", AGENT_NAMESPACE, AGENT_NAMESPACE],
+])(
+  "chart RBAC against the API calls the control plane and operator make: %s",
+  (_mode, watchNamespace, agentNamespace) => {
+    let kube: KubeApiServer;
+    let controlPlaneProxy: Awaited<ReturnType<typeof recordingProxy>>;
+    let operatorProxy: Awaited<ReturnType<typeof recordingProxy>>;
+    const closers: (() => Promise<unknown>)[] = [];
+    const controlPlaneValues = watchNamespace
+      ? { namespaceLayout: "shared", namespaces: [AGENT_NAMESPACE] }
+      : { namespaceLayout: "workspace" };
+    const manifests = renderChart(
+      withValues(BASE_VALUES, { operator: { watchNamespace }, controlPlane: controlPlaneValues }),
+      [],
+      RELEASE_NAMESPACE,
     );
 
-    // Both components are configured from what the chart renders: their container env, and the
-    // API-key grants Secret (the key whose SHA-256 is in BASE_VALUES is "test").
-    const secretsDir = mkdtempSync(join(tmpdir(), "rbac-"));
-    closers.push(async () => rmSync(secretsDir, { recursive: true, force: true }));
-    const grantsFile = join(secretsDir, "api-keys.jsonl");
-    writeFileSync(grantsFile, manifestNamed(manifests, "Secret", "-api-keys").stringData["api-keys.jsonl"]);
-    const controlPlaneEnv = literalEnv(manifestNamed(manifests, "Deployment", "-control-plane"));
-    expect(controlPlaneEnv.CONTROL_PLANE_API_KEYS_FILE).toBe("/etc/agentplane/api-keys/api-keys.jsonl");
-    const controlPlane = await startControlPlane({
-      ...loadControlPlaneConfig({
-        ...controlPlaneEnv,
-        CONTROL_PLANE_API_KEYS_FILE: grantsFile,
-        PORT: "0",
-        HOST: "127.0.0.1",
-      }),
-      kubeconfigPath: kubeconfigVia(kube, controlPlaneProxy.url, "control-plane"),
-      logLevel: "silent",
-    });
-    closers.unshift(() => controlPlane.close());
-
-    const operatorConnection = connectionFromKubeconfig(kubeconfigVia(kube, operatorProxy.url, "operator"));
-    const settings = settingsFromEnv({
-      ...literalEnv(manifestNamed(manifests, "Deployment", "-operator")),
-      // fieldRef values and the ports this test can use
-      OPERATOR_NAMESPACE: RELEASE_NAMESPACE,
-      POD_NAME: "ap-agentplane-operator-0",
-      HEALTH_PORT: "0",
-      HEALTH_HOST: "127.0.0.1",
-      POLL_SECONDS: "1",
-    });
-    expect(settings.watchNamespace).toBe(watchNamespace || undefined);
-    const operator = await startOperator(operatorConnection, settings, pino({ level: "silent" }));
-    closers.unshift(() => operator.close());
-
-    const key = "test";
-    const workspace = BASE_VALUES.controlPlane.apiKeys.grants[0]!.workspace_ids[0]!;
-    const api = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${controlPlane.url}${path}`, {
-        method,
-        headers: { "x-api-key": key, "x-tenant-id": workspace, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
+    beforeAll(async () => {
+      kube = await startKubeApiServer({
+        crds: loadCrdManifests(),
+        namespaces: ["default", RELEASE_NAMESPACE, AGENT_NAMESPACE],
       });
-      const text = await response.text();
-      return { status: response.status, body: text ? JSON.parse(text) : undefined };
-    };
-    const created = await api("POST", "/v2/deployments", {
-      name: "rbac-agent",
-      source: "external_docker",
-      source_config: {
-        listener_config: { k8s_namespace: AGENT_NAMESPACE },
-        resource_spec: { min_scale: 1, max_scale: 3 },
-      },
-      source_revision_config: { image_uri: "registry.example/agent:1" },
-      secrets: [{ name: "MODEL_API_KEY", value: "not-a-real-key" }],
-    });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.id as string;
-    await until(() => kube.list("apps/v1", "deployments", AGENT_NAMESPACE).length > 0, "the agent Deployment");
-    // The control plane wrote the API-key Secret (create) and the operator mounted it into the agent server.
-    expect(JSON.stringify(kube.list("apps/v1", "deployments", AGENT_NAMESPACE))).toContain(`${id}-api-keys`);
-    expect((await api("GET", "/v2/deployments")).status).toBe(200);
-    const patched = await api("PATCH", `/v2/deployments/${id}`, {
-      source_revision_config: { image_uri: "registry.example/agent:2" },
-    });
-    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    const revisions = await api("GET", `/v2/deployments/${id}/revisions`);
-    expect(revisions.status).toBe(200);
-    expect((await api("GET", `/v2/deployments/${id}/revisions/${revisions.body.resources[0].id}`)).status).toBe(200);
-
-    const provider = {
-      provider_id: "rbac-idp",
-      name: "IdP",
-      client_id: "client",
-      client_secret: "s3cret",
-      auth_url: "https://idp.example/auth",
-      token_url: "https://idp.example/token",
-    };
-    expect((await api("POST", "/v2/auth/providers", provider)).status).toBeLessThan(300);
-    expect((await api("GET", "/v2/auth/providers")).status).toBe(200);
-    expect((await api("PATCH", "/v2/auth/providers/rbac-idp", { client_secret: "n3w" })).status).toBe(200);
-    expect((await api("DELETE", "/v2/auth/providers/rbac-idp")).status).toBeLessThan(300);
-
-    expect((await api("DELETE", `/v2/deployments/${id}`)).status).toBe(204);
-    await until(
-      () => kube.list("agentplane.dev/v1alpha1", "agentdeployments", AGENT_NAMESPACE).length === 0,
-      "the AgentDeployment to be removed",
-    );
-  }, 60_000);
-
-  afterAll(async () => {
-    for (const close of closers) await close();
-  });
-
-  it.each([
-    ["control plane", "ap-agentplane-control-plane", () => controlPlaneProxy.calls],
-    ["operator", "ap-agentplane-operator", () => operatorProxy.calls],
-  ])("every call of the %s is allowed to its ServiceAccount", (_name, serviceAccount, calls) => {
-    const rules = rulesFor(manifests, serviceAccount);
-    expect(calls().length).toBeGreaterThan(5);
-    const refused = calls().filter((call) => !allowed(rules, call));
-    expect([...new Set(refused.map((call) => JSON.stringify(call)))]).toEqual([]);
-  });
-
-  it.each([
-    ["control-plane", "ap-agentplane-control-plane", () => controlPlaneProxy.calls],
-    ["operator", "ap-agentplane-operator", () => operatorProxy.calls],
-  ])(
-    "%s: every granted permission is used, or listed with the reason it is not exercised here",
-    (component, sa, calls) => {
-      const used = new Set(calls().map((call) => `${call.group} ${call.resource} ${call.verb}`));
-      const unused = rulesFor(manifests, sa).flatMap(({ rule }) =>
-        rule.apiGroups.flatMap((group) =>
-          rule.resources.flatMap((resource) =>
-            rule.verbs.map((verb) => `${group} ${resource} ${verb}`).filter((grant) => !used.has(grant)),
-          ),
-        ),
+      controlPlaneProxy = await recordingProxy(kube.url);
+      operatorProxy = await recordingProxy(kube.url);
+      closers.push(
+        () => kube.close(),
+        () => controlPlaneProxy.close(),
+        () => operatorProxy.close(),
       );
-      expect([...new Set(unused)].filter((grant) => !(`${component} ${grant}` in NOT_EXERCISED))).toEqual([]);
-    },
-  );
-});
+
+      // Both components are configured from what the chart renders: their container env, and the
+      // API-key grants Secret (the key whose SHA-256 is in BASE_VALUES is "test").
+      const secretsDir = mkdtempSync(join(tmpdir(), "rbac-"));
+      closers.push(async () => rmSync(secretsDir, { recursive: true, force: true }));
+      const grantsFile = join(secretsDir, "api-keys.jsonl");
+      writeFileSync(grantsFile, manifestNamed(manifests, "Secret", "-api-keys").stringData["api-keys.jsonl"]);
+      const controlPlaneEnv = literalEnv(manifestNamed(manifests, "Deployment", "-control-plane"));
+      expect(controlPlaneEnv.CONTROL_PLANE_API_KEYS_FILE).toBe("/etc/agentplane/api-keys/api-keys.jsonl");
+      const controlPlane = await startControlPlane({
+        ...loadControlPlaneConfig({
+          ...controlPlaneEnv,
+          CONTROL_PLANE_API_KEYS_FILE: grantsFile,
+          PORT: "0",
+          HOST: "127.0.0.1",
+        }),
+        kubeconfigPath: kubeconfigVia(kube, controlPlaneProxy.url, "control-plane"),
+        logLevel: "silent",
+      });
+      closers.unshift(() => controlPlane.close());
+
+      const operatorConnection = connectionFromKubeconfig(kubeconfigVia(kube, operatorProxy.url, "operator"));
+      const settings = settingsFromEnv({
+        ...literalEnv(manifestNamed(manifests, "Deployment", "-operator")),
+        // fieldRef values and the ports this test can use
+        OPERATOR_NAMESPACE: RELEASE_NAMESPACE,
+        POD_NAME: "ap-agentplane-operator-0",
+        HEALTH_PORT: "0",
+        HEALTH_HOST: "127.0.0.1",
+        POLL_SECONDS: "1",
+      });
+      expect(settings.watchNamespace).toBe(watchNamespace || undefined);
+      const operator = await startOperator(operatorConnection, settings, pino({ level: "silent" }));
+      closers.unshift(() => operator.close());
+
+      const key = "test";
+      const api = async (method: string, path: string, body?: unknown) => {
+        const response = await fetch(`${controlPlane.url}${path}`, {
+          method,
+          headers: { "x-api-key": key, "x-tenant-id": workspace, "content-type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const text = await response.text();
+        return { status: response.status, body: text ? JSON.parse(text) : undefined };
+      };
+      const created = await api("POST", "/v2/deployments", {
+        name: "rbac-agent",
+        source: "external_docker",
+        source_config: { resource_spec: { min_scale: 1, max_scale: 3 } },
+        source_revision_config: { image_uri: "registry.example/agent:1" },
+        secrets: [{ name: "MODEL_API_KEY", value: "not-a-real-key" }],
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const id = created.body.id as string;
+      expect(created.body.source_config.listener_config.k8s_namespace).toBe(agentNamespace);
+      await until(() => kube.list("apps/v1", "deployments", agentNamespace).length > 0, "the agent Deployment");
+      // The control plane wrote the API-key Secret (create) and the operator mounted it into the agent server.
+      expect(JSON.stringify(kube.list("apps/v1", "deployments", agentNamespace))).toContain(`${id}-api-keys`);
+      expect((await api("GET", "/v2/deployments")).status).toBe(200);
+      // What an administrator shared with the workspace, which the control plane reads before using it.
+      const shared = { annotations: { "agentplane.dev/shared-with-workspaces": workspace } };
+      const admin = kubeClientsOf(kube.kubeconfigPath);
+      await admin.createNamespacedSecret({ namespace: agentNamespace, body: { metadata: { name: "db", ...shared } } });
+      await admin.createNamespacedConfigMap({
+        namespace: agentNamespace,
+        body: { metadata: { name: "cfg", ...shared } },
+      });
+      await admin.createNamespacedServiceAccount({
+        namespace: agentNamespace,
+        body: { metadata: { name: "runner", ...shared } },
+      });
+      const patched = await api("PATCH", `/v2/deployments/${id}`, {
+        source_revision_config: { image_uri: "registry.example/agent:2" },
+        secret_references: [{ name: "DB_PASSWORD", secret_name: "db", secret_key: "pw" }],
+        source_config: {
+          resource_spec: {
+            service_account_name: "runner",
+            volumes: [{ name: "cfg", configMap: { name: "cfg" } }],
+            volume_mounts: [{ name: "cfg", mountPath: "/etc/cfg" }],
+          },
+        },
+      });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      const revisions = await api("GET", `/v2/deployments/${id}/revisions`);
+      expect(revisions.status).toBe(200);
+      expect((await api("GET", `/v2/deployments/${id}/revisions/${revisions.body.resources[0].id}`)).status).toBe(200);
+
+      const provider = {
+        provider_id: "rbac-idp",
+        name: "IdP",
+        client_id: "client",
+        client_secret: "s3cret",
+        auth_url: "https://idp.example/auth",
+        token_url: "https://idp.example/token",
+      };
+      expect((await api("POST", "/v2/auth/providers", provider)).status).toBeLessThan(300);
+      expect((await api("GET", "/v2/auth/providers")).status).toBe(200);
+      expect((await api("PATCH", "/v2/auth/providers/rbac-idp", { client_secret: "n3w" })).status).toBe(200);
+      expect((await api("DELETE", "/v2/auth/providers/rbac-idp")).status).toBeLessThan(300);
+
+      expect((await api("DELETE", `/v2/deployments/${id}`)).status).toBe(204);
+      await until(
+        () => kube.list("agentplane.dev/v1alpha1", "agentdeployments", agentNamespace).length === 0,
+        "the AgentDeployment to be removed",
+      );
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const close of closers) await close();
+    });
+
+    it.each([
+      ["control plane", "ap-agentplane-control-plane", () => controlPlaneProxy.calls],
+      ["operator", "ap-agentplane-operator", () => operatorProxy.calls],
+    ])("every call of the %s is allowed to its ServiceAccount", (_name, serviceAccount, calls) => {
+      const rules = rulesFor(manifests, serviceAccount);
+      expect(calls().length).toBeGreaterThan(5);
+      const refused = calls().filter((call) => !allowed(rules, call));
+      expect([...new Set(refused.map((call) => JSON.stringify(call)))]).toEqual([]);
+    });
+
+    it.each([
+      ["control-plane", "ap-agentplane-control-plane", () => controlPlaneProxy.calls],
+      ["operator", "ap-agentplane-operator", () => operatorProxy.calls],
+    ])(
+      "%s: every granted permission is used, or listed with the reason it is not exercised here",
+      (component, sa, calls) => {
+        const used = new Set(calls().map((call) => `${call.group} ${call.resource} ${call.verb}`));
+        const unused = rulesFor(manifests, sa).flatMap(({ rule }) =>
+          rule.apiGroups.flatMap((group) =>
+            rule.resources.flatMap((resource) =>
+              rule.verbs.map((verb) => `${group} ${resource} ${verb}`).filter((grant) => !used.has(grant)),
+            ),
+          ),
+        );
+        expect([...new Set(unused)].filter((grant) => !(`${component} ${grant}` in NOT_EXERCISED))).toEqual([]);
+      },
+    );
+  },
+);
 
 describe("RBAC attributes of requests", () => {
   it("maps REST requests to RBAC attributes like the API server", () => {

@@ -54,6 +54,7 @@ const VALUE_SETS: Record<string, object> = {
     image: { registry: "ghcr.io/acme/", tag: "1.2.3", pullSecrets: [{ name: "regcred" }] },
     operator: { watchNamespace: "agents", redisStorageClass: "fast", agentServiceType: "LoadBalancer" },
     controlPlane: {
+      namespaceLayout: "shared",
       namespaces: ["agents"],
       ingress: { enabled: true, className: "nginx", host: "agents.example.com", tlsSecretName: "agents-tls" },
     },
@@ -62,6 +63,7 @@ const VALUE_SETS: Record<string, object> = {
     controlPlane: {
       apiKeys: { existingSecret: "my-keys", key: "grants.jsonl" },
       jwt: { existingSecret: "jwt", jwksUrl: "https://issuer.example/.well-known/jwks.json", audience: "agentplane" },
+      namespaceLayout: "shared",
       namespaces: ["team-a", "team-b"],
       providersNamespace: "auth",
     },
@@ -181,12 +183,18 @@ describe.each(Object.entries(VALUE_SETS))("chart with %s", (_name, values) => {
 describe("chart specifics", () => {
   it("binds the operator cluster-wide by default, to one Role when it watches one namespace", () => {
     const all = renderChart(BASE_VALUES);
-    expect(byKind(all, "ClusterRole").map((r) => r.metadata.name)).toEqual(["ap-agentplane-operator"]);
-    expect(byKind(all, "ClusterRoleBinding")[0]?.subjects).toEqual([
+    expect(byKind(all, "ClusterRole").map((r) => r.metadata.name)).toEqual([
+      "ap-agentplane-control-plane",
+      "ap-agentplane-operator",
+    ]);
+    expect(named(all, "ClusterRoleBinding", "-operator")?.subjects).toEqual([
       { kind: "ServiceAccount", name: "ap-agentplane-operator", namespace: "agentplane" },
     ]);
     const one = renderChart(
-      withValues(BASE_VALUES, { operator: { watchNamespace: "agents" }, controlPlane: { namespaces: ["agents"] } }),
+      withValues(BASE_VALUES, {
+        operator: { watchNamespace: "agents" },
+        controlPlane: { namespaceLayout: "shared", namespaces: ["agents"] },
+      }),
     );
     expect(byKind(one, "ClusterRole")).toEqual([]);
     expect(named(one, "Role", "-operator")?.metadata.namespace).toBe("agents");
@@ -324,7 +332,26 @@ describe("values the chart refuses", () => {
       /needs operator\.leaderElection=true/,
     ],
     ["an unknown log level", withValues(BASE_VALUES, { controlPlane: { logLevel: "verbose" } }), /logLevel/],
-    ["a bad namespace name", withValues(BASE_VALUES, { controlPlane: { namespaces: ["Team_A"] } }), /namespaces/],
+    [
+      "a bad namespace name",
+      withValues(BASE_VALUES, { controlPlane: { namespaceLayout: "shared", namespaces: ["Team_A"] } }),
+      /namespaces/,
+    ],
+    [
+      "shared namespaces without the shared layout",
+      withValues(BASE_VALUES, { controlPlane: { namespaces: ["agents"] } }),
+      /namespaceLayout=shared only/,
+    ],
+    [
+      "tenant namespaces with an operator watching one namespace",
+      withValues(BASE_VALUES, { operator: { watchNamespace: "agents" } }),
+      /must watch all namespaces/,
+    ],
+    [
+      "a tenant namespace prefix that is no DNS label",
+      withValues(BASE_VALUES, { controlPlane: { tenantNamespacePrefix: "Tenants_" } }),
+      /tenantNamespacePrefix/,
+    ],
     [
       "ingress without host",
       withValues(BASE_VALUES, { controlPlane: { ingress: { enabled: true } } }),
@@ -332,7 +359,10 @@ describe("values the chart refuses", () => {
     ],
     [
       "an unwatched deployment namespace",
-      withValues(BASE_VALUES, { operator: { watchNamespace: "a" }, controlPlane: { namespaces: ["a", "b"] } }),
+      withValues(BASE_VALUES, {
+        operator: { watchNamespace: "a" },
+        controlPlane: { namespaceLayout: "shared", namespaces: ["a", "b"] },
+      }),
       /includes b, which the operator does not watch/,
     ],
     [
