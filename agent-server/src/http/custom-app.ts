@@ -42,9 +42,9 @@ const UNFORWARDED = new Set([
   "trailer",
   "proxy-connection",
   "content-length",
-  "host",
 ]);
 
+/** The request's headers, `host` included (the app may read it), without hop-by-hop ones. */
 function requestHeaders(req: ExpressRequest): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
@@ -107,6 +107,8 @@ const FORWARD_HEADER = "x-agentplane-custom-app-pass";
 async function forward(origin: string, request: Request, body: Uint8Array | undefined, token: string) {
   const url = new URL(request.url);
   const headers = new Headers(request.headers);
+  // The connection goes to this server's own address, whatever host the client asked for.
+  headers.delete("host");
   headers.set(FORWARD_HEADER, token);
   const answer = await fetch(new URL(`${url.pathname}${url.search}`, origin), {
     method: request.method,
