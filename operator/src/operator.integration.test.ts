@@ -61,7 +61,8 @@ beforeAll(async () => {
   await cluster.kube.create(resourcePath(resources.secret, NS), {
     apiVersion: "v1",
     kind: "Secret",
-    metadata: { name: "redis", namespace: NS },
+    // Not any one deployment's (`<id>-…`): the pod policy lets deployments use it once shared.
+    metadata: { name: "redis", namespace: NS, annotations: { "agentplane.dev/shared-with-workspaces": "*" } },
     data: { url: Buffer.from(testRedisUrl()).toString("base64") },
   });
   operator = await startOperator(cluster.connection, operatorSettings(), silent);

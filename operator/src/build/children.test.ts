@@ -66,11 +66,13 @@ describe("desiredChildren", () => {
 
   it("generates the Redis password only when the Secret is about to be created, a new one each time", () => {
     const [secret] = desiredChildren(agentDeployment(), agentRevision(), settings).createOnce;
+    const decoded = (obj: Json) =>
+      Object.fromEntries(Object.entries(obj.data).map(([k, v]) => [k, Buffer.from(v as string, "base64").toString()]));
     const first: Json = secret?.build();
-    const second: Json = secret?.build();
-    expect(first.stringData.password).toMatch(/^[0-9a-f]{64}$/);
-    expect(second.stringData.password).not.toBe(first.stringData.password);
-    expect(first.stringData["redis.conf"]).toBe(`requirepass ${first.stringData.password}\n`);
+    const [a, b] = [decoded(first), decoded(secret?.build())];
+    expect(a.password).toMatch(/^[0-9a-f]{64}$/);
+    expect(b.password).not.toBe(a.password);
+    expect(a["redis.conf"]).toBe(`requirepass ${a.password}\n`);
     expect(first.metadata.ownerReferences[0].uid).toBe("uid-agd");
     expect(() => new Secret(first).validate()).not.toThrow();
   });

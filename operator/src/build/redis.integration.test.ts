@@ -28,7 +28,10 @@ type Json = any;
  */
 const agd = agentDeployment();
 const secret = buildRedisSecret(agd, generateRedisPassword());
-const password = secret.stringData[REDIS_PASSWORD_KEY];
+const files: Record<string, string> = Object.fromEntries(
+  Object.entries(secret.data).map(([key, value]) => [key, Buffer.from(value, "base64").toString()]),
+);
+const password = files[REDIS_PASSWORD_KEY] as string;
 const pod: Json = buildRedisStatefulSet(agd, settings).spec.template.spec;
 const container = pod.containers[0];
 /** Env of a container resolved like the kubelet does, from the Secret above. */
@@ -38,7 +41,7 @@ function resolveEnv(env: Json[]): Record<string, string> {
     const ref = variable.valueFrom?.secretKeyRef;
     if (ref) {
       expect(ref.name).toBe(secret.metadata.name);
-      resolved[variable.name] = (secret.stringData as Record<string, string>)[ref.key] as string;
+      resolved[variable.name] = files[ref.key] as string;
     } else {
       resolved[variable.name] = expandVariableReferences(variable.value ?? "", resolved);
     }
@@ -69,7 +72,7 @@ beforeAll(async () => {
   for (const d of [configDir, dataDir]) mkdirSync(d);
   const volume = pod.volumes.find((v: Json) => v.secret?.secretName === secret.metadata.name);
   for (const item of volume.secret.items) {
-    writeFileSync(join(configDir, item.path), (secret.stringData as Record<string, string>)[item.key] as string);
+    writeFileSync(join(configDir, item.path), files[item.key] as string);
   }
   port = await freePort();
   const [binary, ...args] = (container.args as string[]).map((arg) =>

@@ -23,6 +23,8 @@ export function redisSecretName(agd: AgentDeployment): string {
   return redisName(agd);
 }
 
+const base64 = (text: string) => Buffer.from(text).toString("base64");
+
 /** 256 random bits as hex: URL-safe, so it goes into `redis://:<password>@host` unescaped. */
 export function generateRedisPassword(): string {
   return randomBytes(32).toString("hex");
@@ -40,7 +42,10 @@ export function buildRedisSecret(agd: AgentDeployment, password: string) {
     kind: "Secret",
     metadata: childMetadata(agd, redisSecretName(agd), "redis"),
     type: "Opaque",
-    stringData: { [REDIS_PASSWORD_KEY]: password, [REDIS_CONFIG_KEY]: `requirepass ${password}\n` },
+    data: {
+      [REDIS_PASSWORD_KEY]: base64(password),
+      [REDIS_CONFIG_KEY]: base64(`requirepass ${password}\n`),
+    },
   };
 }
 

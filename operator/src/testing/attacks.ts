@@ -5,7 +5,7 @@ type Json = any;
 
 const OTHER = "9b1d7c4e-2f3a-4b5c-8d6e-7f8091a2b3c4";
 export const OWN_SECRET = `${DEPLOYMENT_ID}-secrets`;
-const OTHER_SECRET = `${OTHER}-secrets`;
+export const OTHER_SECRET = `${OTHER}-secrets`;
 
 /** A sidecar the restricted profile admits as written: attacks change one thing about it. */
 const SAFE_SECURITY_CONTEXT = {
