@@ -129,6 +129,13 @@ export const MISSING_KEYS: Record<string, string> = {
   metadata: "the reference copies a run's metadata into kwargs.config",
   assistant_id: "the reference copies the assistant id into run metadata",
   graph_id: "the reference copies the graph id into run metadata",
+  checkpoint_map: "the reference keeps a subgraph task's config keys in its checkpoints' metadata",
+  checkpoint_ns: "(as checkpoint_map)",
+  langgraph_checkpoint_ns: "(as checkpoint_map)",
+  langgraph_node: "(as checkpoint_map)",
+  langgraph_path: "(as checkpoint_map)",
+  langgraph_step: "(as checkpoint_map)",
+  langgraph_triggers: "(as checkpoint_map)",
 };
 
 /** Drops from `ours` the allowed keys that `reference` lacks at the same place, and from `reference` the reverse. */
@@ -198,9 +205,9 @@ export function useCompatServers(configPath: string): CompatServers {
       servers.run("ours", sdk, scenario),
     ]);
     const ignored = new Set(Object.keys(options.ignoreKeys ?? {}));
-    // Aligned before numbering the ids, so a documented extra field cannot shift the placeholders.
-    const [alignedOurs, alignedReference] = alignDocumented(ours, reference);
-    const compared = { reference: normalise(alignedReference, ignored), ours: normalise(alignedOurs, ignored) };
+    // Aligned after numbering the ids, so objects keyed by ids (messages/metadata) line up.
+    const [alignedOurs, alignedReference] = alignDocumented(normalise(ours, ignored), normalise(reference, ignored));
+    const compared = { reference: alignedReference, ours: alignedOurs };
     expect(compared.ours).toEqual(compared.reference);
     return compared;
   };

@@ -18,6 +18,23 @@ describe("stream modes", () => {
     expect(needsStreamEvents(["values", "messages-tuple"])).toBe(false);
   });
 
+  it("through streamEvents asks for the reference server's modes (they decide the event order)", () => {
+    expect(graphStreamModes(["updates", "events"], true).sort()).toEqual(["debug", "updates"]);
+    expect(graphStreamModes(["messages", "custom"], true).sort()).toEqual(["custom", "debug", "values"]);
+    expect(graphStreamModes(["messages-tuple", "events"], true).sort()).toEqual(["debug", "messages"]);
+  });
+
+  it("streams checkpoint envelopes with subgraphs when values are asked for and checkpoints are not", () => {
+    expect(needsStreamEvents(["values"], true)).toBe(true);
+    expect(needsStreamEvents(["values"], false)).toBe(false);
+    expect(needsStreamEvents(["values", "checkpoints"], true)).toBe(false);
+    const envelope = { id: "c1", parent_id: "c0", step: 1, source: "loop" };
+    expect(mapGraphChunk(["sub:1"], "checkpoints", envelope, new Set(["values"]), true)).toEqual([
+      { event: "checkpoints|sub:1", data: envelope },
+    ]);
+    expect(mapGraphChunk([], "checkpoints", envelope, new Set(["updates"]), true)).toEqual([]);
+  });
+
   it("maps SSE event names back to the API mode for join filters", () => {
     expect(eventStreamMode("messages/partial")).toBe("messages");
     expect(eventStreamMode("messages|agent:1")).toBe("messages-tuple");

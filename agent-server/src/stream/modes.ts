@@ -3,13 +3,21 @@ import type { StreamMode } from "../runs/schemas.ts";
 import type { JsonObject } from "../storage/types.ts";
 import { toApiCheckpoint, toJsonValue } from "../threads/state.ts";
 
-/** The LangGraph.js stream modes a run needs for the API modes a client asked for. */
-export function graphStreamModes(requested: readonly StreamMode[]): string[] {
-  const modes = new Set<string>(["values"]);
+/**
+ * The LangGraph.js stream modes a run needs for the API modes a client asked for: `values`
+ * always (the run's result), unless the run goes through `streamEvents`. There the set is the
+ * reference server's (values only for values or legacy messages, debug always), because the
+ * modes decide where LangGraph interleaves its chunks with the callback events (`events`,
+ * message tokens): the same set gives the same order.
+ */
+export function graphStreamModes(requested: readonly StreamMode[], viaStreamEvents = false): string[] {
+  const modes = new Set<string>(viaStreamEvents ? [] : ["values"]);
   for (const mode of requested) {
     if (mode === "messages-tuple") modes.add("messages");
-    else if (mode !== "events" && mode !== "messages") modes.add(mode);
+    else if (mode === "messages") modes.add("values");
+    else if (mode !== "events") modes.add(mode);
   }
+  if (viaStreamEvents) modes.add("debug");
   return [...modes];
 }
 

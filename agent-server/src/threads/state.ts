@@ -52,6 +52,12 @@ const TYPE_FIELDS: Record<string, readonly string[]> = {
   ai: ["tool_calls", "invalid_tool_calls", "usage_metadata"],
   tool: ["tool_call_id", "status", "artifact"],
 };
+/**
+ * Sent only when the message has them, as the reference server sends them: a streamed AI
+ * message's `tool_call_chunks` (clients merge a tool call's streamed arguments with them) and
+ * the `metadata` LangChain puts on tool results.
+ */
+const PRESENT_FIELDS = ["tool_call_chunks", "metadata"] as const;
 
 /** LangChain messages become plain `{type, content, …}` objects; everything else plain JSON. */
 export function toJsonValue(value: unknown): unknown {
@@ -61,6 +67,9 @@ export function toJsonValue(value: unknown): unknown {
     const result: JsonObject = { type };
     for (const field of [...MESSAGE_FIELDS, ...(TYPE_FIELDS[type] ?? [])]) {
       result[field] = toJsonValue(value[field]);
+    }
+    for (const field of PRESENT_FIELDS) {
+      if (value[field] !== undefined) result[field] = toJsonValue(value[field]);
     }
     return result;
   }

@@ -156,6 +156,7 @@ export async function executeRun(
       input = retry.input;
     }
     const requested = new Set(run.kwargs.stream_mode);
+    const viaStreamEvents = needsStreamEvents(run.kwargs.stream_mode, run.kwargs.subgraphs);
     const streamOptions = {
       ...config,
       // No list at all when empty: even an empty one makes LangChain report every step of the run.
@@ -163,7 +164,7 @@ export async function executeRun(
       context: run.kwargs.context ?? undefined,
       interruptBefore: run.kwargs.interrupt_before ?? undefined,
       interruptAfter: run.kwargs.interrupt_after ?? undefined,
-      streamMode: graphStreamModes(run.kwargs.stream_mode),
+      streamMode: graphStreamModes(run.kwargs.stream_mode, viaStreamEvents),
       subgraphs: run.kwargs.subgraphs,
       signal,
     };
@@ -182,7 +183,7 @@ export async function executeRun(
       // After the `values` event that carries them, as the reference server sends them.
       if (rootValues && legacy) for (const event of legacy.values(data)) emit(event);
     };
-    if (needsStreamEvents(run.kwargs.stream_mode, run.kwargs.subgraphs)) {
+    if (viaStreamEvents) {
       const legacy = requested.has("messages") ? new LegacyMessages() : undefined;
       const events = graph.streamEvents(
         input as any,

@@ -1,6 +1,9 @@
+import { randomUUID } from "node:crypto";
+import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, AIMessageChunk, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { tool } from "@langchain/core/tools";
-import { FakeStreamingChatModel } from "@langchain/core/utils/testing";
 import { END, type LangGraphRunnableConfig, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
@@ -13,19 +16,66 @@ const getWeather = tool(async ({ city }) => `It is sunny in ${city}.`, {
   schema: z.object({ city: z.string() }),
 });
 
-/** Asks for the weather first, then answers with what the tool said: the same turns on every run. */
-function scriptedModel(messages: BaseMessage[]) {
-  const last = messages.at(-1);
-  if (last instanceof ToolMessage) {
-    return new FakeStreamingChatModel({ sleep: 0, responses: [new AIMessage(`Forecast: ${last.content}`)] });
+/**
+ * Asks for the weather first, then answers with what the tool said. Like a provider's model it
+ * gives the same message whether invoked or streamed (LangChain's FakeStreamingChatModel does
+ * not: invoked, it echoes the first message), streaming the text in words.
+ */
+class ScriptedChatModel extends BaseChatModel {
+  _llmType() {
+    return "scripted";
   }
-  const call = { name: "get_weather", args: { city: "Paris" }, id: "call_weather_1", type: "tool_call" as const };
-  return new FakeStreamingChatModel({ sleep: 0, chunks: [new AIMessageChunk({ content: "", tool_calls: [call] })] });
+
+  // The script already knows its one tool.
+  bindTools(_tools: unknown[]) {
+    return this;
+  }
+
+  #reply(messages: BaseMessage[]) {
+    const last = messages.at(-1);
+    const id = `msg-${randomUUID()}`;
+    if (last instanceof ToolMessage) return { id, content: `Forecast: ${last.content}`, tool_calls: [] };
+    const call = { name: "get_weather", args: { city: "Paris" }, id: "call_weather_1", type: "tool_call" as const };
+    return { id, content: "", tool_calls: [call] };
+  }
+
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    const reply = this.#reply(messages);
+    return { generations: [{ text: reply.content, message: new AIMessage(reply) }] };
+  }
+
+  async *_streamResponseChunks(
+    messages: BaseMessage[],
+    _options: this["ParsedCallOptions"],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const { id, content, tool_calls } = this.#reply(messages);
+    const words = content ? content.split(/(?<= )/) : [""];
+    for (const [i, word] of words.entries()) {
+      const last = i === words.length - 1;
+      const message = new AIMessageChunk({
+        id,
+        content: word,
+        tool_call_chunks: last
+          ? tool_calls.map((call, index) => ({
+              ...call,
+              args: JSON.stringify(call.args),
+              index,
+              type: "tool_call_chunk",
+            }))
+          : [],
+      });
+      const chunk = new ChatGenerationChunk({ text: word, message });
+      yield chunk;
+      await runManager?.handleLLMNewToken(word, undefined, undefined, undefined, undefined, { chunk });
+    }
+  }
 }
+
+const model = new ScriptedChatModel({}).bindTools([getWeather]);
 
 async function agent(state: typeof MessagesAnnotation.State, config: LangGraphRunnableConfig) {
   config.writer?.({ status: "thinking", turn: state.messages.length });
-  const model = scriptedModel(state.messages).bindTools([getWeather]);
   return { messages: [await model.invoke(state.messages, config)] };
 }
 
