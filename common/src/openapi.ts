@@ -83,6 +83,19 @@ const validationErrorBody = {
   },
 };
 
+/**
+ * A body whose fields are all optional: each field then means something (`supersteps` replays
+ * updates, a search filter narrows), so "Try it out" starts from `{}` rather than Swagger UI's
+ * sample of every field, which such a request would refuse or find nothing with.
+ */
+function requiresNothing(body: z.ZodType): boolean {
+  const schema = z.toJSONSchema(body, { io: "input", unrepresentable: "any" }) as {
+    type?: string;
+    required?: string[];
+  };
+  return schema.type === "object" && (schema.required ?? []).length === 0;
+}
+
 function operation(
   route: AnyRoute,
   security: Record<string, string[]>[],
@@ -117,9 +130,10 @@ function operation(
     responses,
   };
   if (route.body) {
+    const schema = jsonSchema(route.body, "input", registry);
     op.requestBody = {
       required: true,
-      content: { "application/json": { schema: jsonSchema(route.body, "input", registry) } },
+      content: { "application/json": { schema, ...(requiresNothing(route.body) ? { example: {} } : {}) } },
     };
   }
   if (!route.public && security.length > 0) op.security = security;

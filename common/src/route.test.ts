@@ -135,6 +135,23 @@ describe("openapi", () => {
     expect(schemas.WidgetOrder.properties.widget).toEqual({ $ref: "#/components/schemas/Widget" });
   });
 
+  it("offers {} as the example of a body that requires nothing, and no example otherwise", () => {
+    const filter = defineRoute({
+      method: "post",
+      path: "/widgets/count",
+      operationId: "count_widgets",
+      tag: "Widgets",
+      summary: "Count widgets",
+      body: z.object({ name: z.string().optional(), limit: z.number().default(10) }),
+      handler: () => 0,
+    });
+    const doc = buildOpenApi({ title: "t", version: "1" }, [...routes, filter], apiSchemas) as any;
+    expect(doc.paths["/widgets/count"].post.requestBody.content["application/json"].example).toEqual({});
+    expect(doc.paths["/widgets/{widget_id}"].post.requestBody.content["application/json"]).not.toHaveProperty(
+      "example",
+    );
+  });
+
   it("lists only the components of its own registry", () => {
     const gadgets = createApiSchemaRegistry();
     const Gadget = z.object({ widget: Widget }).register(gadgets, { id: "Gadget" });
