@@ -262,7 +262,7 @@ const probe = z.strictObject({
   terminationGracePeriodSeconds: z.int().min(1).max(3600).optional(),
 });
 
-const resourceList = z.record(z.enum(["cpu", "memory", "ephemeral-storage"]), quantity);
+const resourceList = z.partialRecord(z.enum(["cpu", "memory", "ephemeral-storage"]), quantity);
 
 /**
  * What a container may say about its privileges: only ever less than the restricted Pod Security
