@@ -1,5 +1,5 @@
 import type { Client } from "@langchain/langgraph-sdk";
-import { describe, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { agentsProject, collect, sdkSuites, useCompatServers } from "./harness.ts";
 
 /** Every stream mode, alone and in pairs, on a tool loop and on a subgraph: the same events in the same order. */
@@ -130,6 +130,18 @@ sdkSuites((sdk) => {
     await servers.compare(sdk, async ({ client }) =>
       withoutStreamingArtifacts(await chat(client, ["messages", "values"])),
     );
+  });
+
+  it("legacy messages with stream_subgraphs: messages/complete on ours only, otherwise the same events", async () => {
+    let complete = 0;
+    await servers.compare(sdk, async ({ client, server }) => {
+      const events = names(await chat(client, ["messages"], true));
+      if (server.kind === "ours") complete = events.filter((event) => event === "messages/complete").length;
+      // The reference never sends it with subgraphs (it reads subgraph chunks as `[mode, data]`): docs/compatibility.md.
+      return events.filter((event) => event !== "messages/complete");
+    });
+    // One per message: the human's, the tool call, the tool result, the answer.
+    expect(complete).toBe(4);
   });
 
   describe("a subgraph with an interrupt", () => {
