@@ -6,6 +6,7 @@ import { assistantsModule } from "./assistants/module.ts";
 import type { ServerConfig } from "./config.ts";
 import type { ServerContext } from "./context.ts";
 import { type CronsModuleOptions, cronsModule } from "./crons/module.ts";
+import { customAuthModule } from "./custom-auth/module.ts";
 import { registerDefaultAssistants } from "./graphs/default-assistants.ts";
 import { ProjectGraphRegistry } from "./graphs/registry.ts";
 import { graphRoutes } from "./graphs/routes.ts";
@@ -21,6 +22,7 @@ import { type RunsModule, runsModule } from "./runs/module.ts";
 import { createMemoryStorage } from "./storage/memory.ts";
 import { createRedisStorage } from "./storage/redis.ts";
 import type { Storage } from "./storage/types.ts";
+import { threadStreamModule } from "./thread-stream/routes.ts";
 import { threadsModule } from "./threads/module.ts";
 import { tracingModule } from "./tracing/module.ts";
 
@@ -47,6 +49,8 @@ export function defaultModules(
     // First, so it stops last: the traces of the runs that finish during shutdown are sent.
     tracing,
     metricsModule(runs.service, metrics),
+    // Before every other module with middleware: custom routes are authenticated too.
+    customAuthModule(),
     customAppModule(),
     assistants,
     { name: "graphs", routes: () => graphRoutes(assistants.service()), start: registerDefaultAssistants },
@@ -57,6 +61,7 @@ export function defaultModules(
       onError: metrics.redisErrorCounter("crons"),
       onClaim: (won) => metrics.cronClaims.inc({ outcome: won ? "won" : "lost" }),
     }),
+    threadStreamModule({ runs: runs.service, events: runs.events, threads: threads.service, settings: runs.settings }),
     storeApiModule(),
     mcpModule(runs.service, assistants.service),
     a2aModule({ runs: runs.service, assistants: assistants.service, threads: threads.service }),

@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
+import { matchesAuthFilter } from "../custom-auth/authorize.ts";
 import { jsonContains } from "../storage/json-match.ts";
 import type {
   Assistant,
@@ -61,6 +62,7 @@ export function matchesAssistant(assistant: Assistant, filter: AssistantFilter):
   if (filter.graph_id !== undefined && assistant.graph_id !== filter.graph_id) return false;
   if (filter.name !== undefined && !assistant.name.toLowerCase().includes(filter.name.toLowerCase())) return false;
   if (filter.metadata && !jsonContains(assistant.metadata, filter.metadata)) return false;
+  if (filter.auth && !matchesAuthFilter(assistant.metadata, filter.auth)) return false;
   return true;
 }
 

@@ -1,5 +1,6 @@
 import { type AnyRoute, defineRoute, unprocessable } from "@agentplane/common";
 import { z } from "zod";
+import { requestAuth } from "../custom-auth/module.ts";
 import { sendPage } from "../schemas/pagination.ts";
 import {
   AssistantCountSchema,
@@ -29,7 +30,7 @@ export function assistantRoutes(service: AssistantService): AnyRoute[] {
       body: AssistantCreateSchema,
       response: AssistantSchema,
       errors: [404, 409],
-      handler: ({ body }) => service.create(body),
+      handler: ({ body, req }) => service.create(body, requestAuth(req)),
     }),
     defineRoute({
       method: "post",
@@ -39,7 +40,8 @@ export function assistantRoutes(service: AssistantService): AnyRoute[] {
       summary: "Search assistants (X-Pagination-Total / X-Pagination-Next headers)",
       body: AssistantSearchSchema,
       response: z.array(AssistantSchema),
-      handler: async ({ body, res }) => sendPage(res, body.offset, await service.search(body), body.select),
+      handler: async ({ body, req, res }) =>
+        sendPage(res, body.offset, await service.search(body, requestAuth(req)), body.select),
     }),
     defineRoute({
       method: "post",
@@ -49,7 +51,7 @@ export function assistantRoutes(service: AssistantService): AnyRoute[] {
       summary: "Count assistants",
       body: AssistantCountSchema,
       response: z.number().int(),
-      handler: ({ body }) => service.count(body),
+      handler: ({ body, req }) => service.count(body, requestAuth(req)),
     }),
     defineRoute({
       method: "get",
@@ -60,7 +62,7 @@ export function assistantRoutes(service: AssistantService): AnyRoute[] {
       params: AssistantPathSchema,
       response: AssistantSchema,
       errors: [404],
-      handler: ({ params }) => service.get(params.assistant_id),
+      handler: ({ params, req }) => service.get(params.assistant_id, requestAuth(req)),
     }),
     defineRoute({
       method: "patch",
@@ -72,7 +74,7 @@ export function assistantRoutes(service: AssistantService): AnyRoute[] {
       body: AssistantPatchSchema,
       response: AssistantSchema,
       errors: [404],
-      handler: ({ params, body }) => service.patch(params.assistant_id, body),
+      handler: ({ params, body, req }) => service.patch(params.assistant_id, body, requestAuth(req)),
     }),
     defineRoute({
       method: "delete",
@@ -84,8 +86,8 @@ export function assistantRoutes(service: AssistantService): AnyRoute[] {
       query: AssistantDeleteQuerySchema,
       response: z.array(z.uuid()),
       errors: [404],
-      handler: async ({ params, query }) => [
-        await service.delete(params.assistant_id, { deleteThreads: query.delete_threads }),
+      handler: async ({ params, query, req }) => [
+        await service.delete(params.assistant_id, { deleteThreads: query.delete_threads }, requestAuth(req)),
       ],
     }),
     defineRoute({
@@ -98,7 +100,7 @@ export function assistantRoutes(service: AssistantService): AnyRoute[] {
       body: AssistantVersionsSchema,
       response: z.array(AssistantVersionSchema),
       errors: [404],
-      handler: ({ params, body }) => service.versions(params.assistant_id, body),
+      handler: ({ params, body, req }) => service.versions(params.assistant_id, body, requestAuth(req)),
     }),
     defineRoute({
       method: "post",
@@ -111,12 +113,12 @@ export function assistantRoutes(service: AssistantService): AnyRoute[] {
       body: AssistantLatestBodySchema,
       response: AssistantSchema,
       errors: [404],
-      handler: async ({ params, query, body }) => {
+      handler: async ({ params, query, body, req }) => {
         const version = body.version ?? query.version;
         if (version === undefined) {
           throw unprocessable([{ loc: ["body", "version"], msg: "Field required", type: "missing" }]);
         }
-        return service.setLatest(params.assistant_id, version);
+        return service.setLatest(params.assistant_id, version, requestAuth(req));
       },
     }),
   ];

@@ -1,5 +1,6 @@
-import { notFound } from "@agentplane/common";
+import { conflict, notFound } from "@agentplane/common";
 import type { ServerContext } from "../context.ts";
+import { type AuthEvent, authorize, matchesAuthFilter, type RequestAuth } from "../custom-auth/authorize.ts";
 import type { AnyCompiledGraph } from "../graphs/types.ts";
 import type {
   Assistant,
@@ -39,40 +40,68 @@ export class AssistantService {
     return this.#ctx.storage.assistants.get(resolveAssistantId(this.#ctx, idOrGraphId));
   }
 
-  async get(idOrGraphId: string): Promise<Assistant> {
-    const assistant = await this.#ctx.storage.assistants.get(assistantIdFromPath(this.#ctx, idOrGraphId));
-    if (!assistant) throw assistantNotFound();
+  /** 404 when unknown, or when `auth`'s handler for `event` filters it out. */
+  async get(
+    idOrGraphId: string,
+    auth?: RequestAuth,
+    event: AuthEvent = "assistants:read",
+    value?: object,
+  ): Promise<Assistant> {
+    const assistantId = assistantIdFromPath(this.#ctx, idOrGraphId);
+    const filter = await authorize(auth, event, value ?? { assistant_id: assistantId });
+    const assistant = await this.#ctx.storage.assistants.get(assistantId);
+    if (!assistant || !matchesAuthFilter(assistant.metadata, filter)) throw assistantNotFound();
     return assistant;
   }
 
   /** 404 for an unknown graph; 409 when the id exists, unless `if_exists: do_nothing`. */
-  async create(input: AssistantCreate): Promise<Assistant> {
+  async create(input: AssistantCreate, auth?: RequestAuth): Promise<Assistant> {
     this.#requireGraph(input.graph_id);
-    return this.#ctx.storage.assistants.create(input);
+    if (!auth) return this.#ctx.storage.assistants.create(input);
+    // The handler may stamp the metadata (an owner): the assistant is created with what it leaves.
+    const value = { ...input, metadata: { ...input.metadata } };
+    const filter = await authorize(auth, "assistants:create", value);
+    if (input.assistant_id && filter) {
+      const existing = await this.#ctx.storage.assistants.get(input.assistant_id);
+      // Someone else's assistant of that id is a conflict, never returned.
+      if (existing && !matchesAuthFilter(existing.metadata, filter)) throw conflict("Assistant already exists");
+    }
+    return this.#ctx.storage.assistants.create({ ...input, metadata: value.metadata });
   }
 
-  search(query: AssistantSearch): Promise<Page<Assistant>> {
-    return this.#ctx.storage.assistants.search(query);
+  async search(query: AssistantSearch, auth?: RequestAuth): Promise<Page<Assistant>> {
+    const { graph_id, metadata, limit, offset } = query;
+    const filter = await authorize(auth, "assistants:search", { graph_id, metadata, limit, offset });
+    return this.#ctx.storage.assistants.search(filter ? { ...query, auth: filter } : query);
   }
 
-  count(filter: AssistantFilter): Promise<number> {
-    return this.#ctx.storage.assistants.count(filter);
+  async count(query: AssistantFilter, auth?: RequestAuth): Promise<number> {
+    const { graph_id, metadata } = query;
+    const filter = await authorize(auth, "assistants:search", { graph_id, metadata, limit: 0, offset: 0 });
+    return this.#ctx.storage.assistants.count(filter ? { ...query, auth: filter } : query);
   }
 
-  /** Writes the next version and makes it current. */
-  async patch(idOrGraphId: string, patch: AssistantPatch): Promise<Assistant> {
+  /** Writes the next version and makes it current (with the metadata `auth`'s handler leaves). */
+  async patch(idOrGraphId: string, patch: AssistantPatch, auth?: RequestAuth): Promise<Assistant> {
     const assistantId = assistantIdFromPath(this.#ctx, idOrGraphId);
+    const value = { assistant_id: assistantId, ...patch };
+    if (auth) await this.get(assistantId, auth, "assistants:update", value);
     if (patch.graph_id !== undefined) this.#requireGraph(patch.graph_id);
-    const updated = await this.#ctx.storage.assistants.patch(assistantId, patch);
+    const updated = await this.#ctx.storage.assistants.patch(assistantId, { ...patch, metadata: value.metadata });
     if (!updated) throw assistantNotFound();
     return updated;
   }
 
-  /** Deletes the assistant, with `deleteThreads` the threads its runs used too; its id. */
-  async delete(idOrGraphId: string, { deleteThreads }: { deleteThreads: boolean }): Promise<string> {
+  /** Deletes the assistant, with `deleteThreads` the threads its runs used too (those `auth` may delete); its id. */
+  async delete(
+    idOrGraphId: string,
+    { deleteThreads }: { deleteThreads: boolean },
+    auth?: RequestAuth,
+  ): Promise<string> {
     const assistantId = assistantIdFromPath(this.#ctx, idOrGraphId);
+    if (auth) await this.get(assistantId, auth, "assistants:delete");
     if (!(await this.#ctx.storage.assistants.delete(assistantId))) throw assistantNotFound();
-    if (deleteThreads) await this.#threads().deleteWhere({ assistant_id: assistantId });
+    if (deleteThreads) await this.#threads().deleteWhere({ assistant_id: assistantId }, auth);
     return assistantId;
   }
 
@@ -80,22 +109,27 @@ export class AssistantService {
   async versions(
     idOrGraphId: string,
     query: { metadata?: JsonObject; limit: number; offset: number },
+    auth?: RequestAuth,
   ): Promise<AssistantVersion[]> {
-    const { assistant_id } = await this.get(idOrGraphId);
+    const { assistant_id } = await this.get(idOrGraphId, auth);
     return this.#ctx.storage.assistants.versions(assistant_id, query);
   }
 
   /** Makes an existing version current; 404 when the version is unknown. */
-  async setLatest(idOrGraphId: string, version: number): Promise<Assistant> {
-    const { assistant_id } = await this.get(idOrGraphId);
+  async setLatest(idOrGraphId: string, version: number, auth?: RequestAuth): Promise<Assistant> {
+    const assistantId = assistantIdFromPath(this.#ctx, idOrGraphId);
+    const { assistant_id } = await this.get(assistantId, auth, "assistants:update", {
+      assistant_id: assistantId,
+      version,
+    });
     const updated = await this.#ctx.storage.assistants.setLatest(assistant_id, version);
     if (!updated) throw notFound("Assistant version not found");
     return updated;
   }
 
   /** The assistant and its graph, built with the assistant's configuration; 404 when the graph is gone. */
-  async graph(idOrGraphId: string): Promise<{ assistant: Assistant; graph: AnyCompiledGraph }> {
-    const assistant = await this.get(idOrGraphId);
+  async graph(idOrGraphId: string, auth?: RequestAuth): Promise<{ assistant: Assistant; graph: AnyCompiledGraph }> {
+    const assistant = await this.get(idOrGraphId, auth);
     this.#requireGraph(assistant.graph_id);
     const graph = await this.#ctx.graphs.get(assistant.graph_id, {
       configurable: {

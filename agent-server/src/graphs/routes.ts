@@ -1,6 +1,7 @@
 import { type AnyRoute, defineRoute } from "@agentplane/common";
 import { z } from "zod";
 import type { AssistantService } from "../assistants/service.ts";
+import { requestAuth } from "../custom-auth/module.ts";
 import { QueryBoolean } from "../http/query.ts";
 import { apiSchemas } from "../schemas/registry.ts";
 import { deriveGraphSchemas, deriveSubgraphSchemas } from "./schemas.ts";
@@ -60,8 +61,8 @@ export function graphRoutes(assistants: AssistantService): AnyRoute[] {
       query: XrayQuery,
       response: DrawableGraph,
       errors: [404],
-      handler: async ({ params, query }) => {
-        const { graph } = await assistants.graph(params.assistant_id);
+      handler: async ({ params, query, req }) => {
+        const { graph } = await assistants.graph(params.assistant_id, requestAuth(req));
         const drawable = await graph.getGraphAsync({ xray: query.xray ?? false });
         return drawable.toJSON();
       },
@@ -75,8 +76,8 @@ export function graphRoutes(assistants: AssistantService): AnyRoute[] {
       params: AssistantParams,
       response: GraphSchemasSchema,
       errors: [404],
-      handler: async ({ params }) => {
-        const { assistant, graph } = await assistants.graph(params.assistant_id);
+      handler: async ({ params, req }) => {
+        const { assistant, graph } = await assistants.graph(params.assistant_id, requestAuth(req));
         return deriveGraphSchemas(assistant.graph_id, graph);
       },
     }),
@@ -90,8 +91,8 @@ export function graphRoutes(assistants: AssistantService): AnyRoute[] {
       query: z.object({ recurse: QueryBoolean.optional() }),
       response: z.record(z.string(), GraphSchemasSchema),
       errors: [404],
-      handler: async ({ params, query }) => {
-        const { assistant, graph } = await assistants.graph(params.assistant_id);
+      handler: async ({ params, query, req }) => {
+        const { assistant, graph } = await assistants.graph(params.assistant_id, requestAuth(req));
         return deriveSubgraphSchemas(assistant.graph_id, graph, undefined, query.recurse ?? false);
       },
     }),
@@ -105,8 +106,8 @@ export function graphRoutes(assistants: AssistantService): AnyRoute[] {
       query: z.object({ recurse: QueryBoolean.optional() }),
       response: z.record(z.string(), GraphSchemasSchema),
       errors: [404],
-      handler: async ({ params, query }) => {
-        const { assistant, graph } = await assistants.graph(params.assistant_id);
+      handler: async ({ params, query, req }) => {
+        const { assistant, graph } = await assistants.graph(params.assistant_id, requestAuth(req));
         return deriveSubgraphSchemas(assistant.graph_id, graph, params.namespace, query.recurse ?? false);
       },
     }),

@@ -62,6 +62,8 @@ export interface AssistantFilter {
   graph_id?: string;
   /** Case-insensitive substring of the name. */
   name?: string;
+  /** Custom auth's filter on the metadata: see `matchesAuthFilter`. */
+  auth?: JsonObject;
 }
 
 export interface AssistantSearch extends AssistantFilter {
@@ -140,6 +142,11 @@ export interface ThreadFilter {
   metadata?: JsonObject;
   values?: JsonObject;
   status?: ThreadStatus;
+  /**
+   * What custom auth's filter leaves to check record by record (`$contains`; its equalities go
+   * into `metadata`, where indexes answer them): see `matchesAuthFilter`.
+   */
+  auth?: JsonObject;
 }
 
 export interface ThreadSearch extends ThreadFilter {

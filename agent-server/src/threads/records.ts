@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
+import { matchesAuthFilter } from "../custom-auth/authorize.ts";
 import { MINUTE_MS } from "../schemas/common.ts";
 import { jsonContains } from "../storage/json-match.ts";
 import type {
@@ -58,6 +59,7 @@ export function matchesThread(thread: Thread, filter: ThreadFilter): boolean {
   if (filter.ids && !filter.ids.includes(thread.thread_id)) return false;
   if (filter.status && thread.status !== filter.status) return false;
   if (filter.metadata && !jsonContains(thread.metadata, filter.metadata)) return false;
+  if (filter.auth && !matchesAuthFilter(thread.metadata, filter.auth)) return false;
   if (filter.values && Object.keys(filter.values).length > 0 && !jsonContains(thread.values, filter.values)) {
     return false;
   }

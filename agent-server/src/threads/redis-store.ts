@@ -170,7 +170,7 @@ export class RedisThreadStore implements ThreadStore {
   private async find(filter: ThreadFilter, paging?: Paging): Promise<Page<Thread>> {
     const sortBy = paging?.sort_by ?? "created_at";
     const filters = filter.status ? [this.keys.status(filter.status, sortBy)] : [];
-    let residual = Boolean(filter.ids) || Object.keys(filter.values ?? {}).length > 0;
+    let residual = Boolean(filter.ids) || Object.keys(filter.values ?? {}).length > 0 || filter.auth !== undefined;
     for (const [key, value] of Object.entries(filter.metadata ?? {})) {
       if (isIndexedMetadataValue(value)) filters.push(this.keys.metadata(key, value));
       else residual = true;

@@ -1,5 +1,6 @@
 import { type AnyRoute, defineRoute } from "@agentplane/common";
 import { z } from "zod";
+import { requestAuth } from "../custom-auth/module.ts";
 import { sendPage } from "../schemas/pagination.ts";
 import {
   ThreadCountSchema,
@@ -28,7 +29,7 @@ export function threadRoutes(service: ThreadService): AnyRoute[] {
       body: ThreadCreateSchema,
       response: ThreadSchema,
       errors: [400, 404, 409],
-      handler: async ({ body }) => threadView(await service.create(body)),
+      handler: async ({ body, req }) => threadView(await service.create(body, requestAuth(req))),
     }),
     defineRoute({
       method: "post",
@@ -38,8 +39,8 @@ export function threadRoutes(service: ThreadService): AnyRoute[] {
       summary: "Search threads (X-Pagination-Total / X-Pagination-Next headers)",
       body: ThreadSearchSchema,
       response: z.array(ThreadSchema),
-      handler: async ({ body, res }) => {
-        const page = await service.search(body);
+      handler: async ({ body, req, res }) => {
+        const page = await service.search(body, requestAuth(req));
         return sendPage(
           res,
           body.offset,
@@ -56,7 +57,7 @@ export function threadRoutes(service: ThreadService): AnyRoute[] {
       summary: "Count threads",
       body: ThreadCountSchema,
       response: z.number().int(),
-      handler: ({ body }) => service.count(body),
+      handler: ({ body, req }) => service.count(body, requestAuth(req)),
     }),
     defineRoute({
       method: "post",
@@ -66,7 +67,9 @@ export function threadRoutes(service: ThreadService): AnyRoute[] {
       summary: "Delete threads, or keep only their latest checkpoint",
       body: ThreadPruneSchema,
       response: ThreadPruneResponseSchema,
-      handler: async ({ body }) => ({ pruned_count: await service.prune(body.thread_ids, body.strategy) }),
+      handler: async ({ body, req }) => ({
+        pruned_count: await service.prune(body.thread_ids, body.strategy, requestAuth(req)),
+      }),
     }),
     defineRoute({
       method: "get",
@@ -78,8 +81,8 @@ export function threadRoutes(service: ThreadService): AnyRoute[] {
       query: ThreadGetQuerySchema,
       response: ThreadSchema,
       errors: [404],
-      handler: async ({ params, query }) =>
-        threadView(await service.get(params.thread_id), [query.include ?? []].flat().includes("ttl")),
+      handler: async ({ params, query, req }) =>
+        threadView(await service.get(params.thread_id, requestAuth(req)), [query.include ?? []].flat().includes("ttl")),
     }),
     defineRoute({
       method: "patch",
@@ -91,7 +94,8 @@ export function threadRoutes(service: ThreadService): AnyRoute[] {
       body: ThreadPatchSchema,
       response: ThreadSchema,
       errors: [404],
-      handler: async ({ params, body }) => threadView(await service.patch(params.thread_id, body)),
+      handler: async ({ params, body, req }) =>
+        threadView(await service.patch(params.thread_id, body, requestAuth(req))),
     }),
     defineRoute({
       method: "delete",
@@ -103,7 +107,7 @@ export function threadRoutes(service: ThreadService): AnyRoute[] {
       status: 204,
       response: null,
       errors: [404],
-      handler: ({ params }) => service.delete(params.thread_id),
+      handler: ({ params, req }) => service.delete(params.thread_id, requestAuth(req)),
     }),
     defineRoute({
       method: "post",
@@ -114,7 +118,7 @@ export function threadRoutes(service: ThreadService): AnyRoute[] {
       params: ThreadPathSchema,
       response: ThreadSchema,
       errors: [404],
-      handler: async ({ params }) => threadView(await service.copy(params.thread_id)),
+      handler: async ({ params, req }) => threadView(await service.copy(params.thread_id, requestAuth(req))),
     }),
   ];
 }

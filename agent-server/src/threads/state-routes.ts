@@ -1,5 +1,6 @@
 import { type AnyRoute, defineRoute } from "@agentplane/common";
 import { z } from "zod";
+import { requestAuth } from "../custom-auth/module.ts";
 import { QueryBoolean } from "../http/query.ts";
 import { CheckpointConfigSchema as CheckpointConfig } from "../runs/schemas.ts";
 import { apiSchemas } from "../schemas/registry.ts";
@@ -90,7 +91,7 @@ export function threadStateRoutes(service: ThreadService): AnyRoute[] {
       query: z.object({ subgraphs: QueryBoolean.default(false) }),
       response: ThreadStateSchema,
       errors: [404],
-      handler: ({ params, query }) => service.state(params.thread_id, {}, query.subgraphs),
+      handler: ({ params, query, req }) => service.state(params.thread_id, {}, query.subgraphs, requestAuth(req)),
     }),
     defineRoute({
       method: "post",
@@ -102,8 +103,8 @@ export function threadStateRoutes(service: ThreadService): AnyRoute[] {
       body: ThreadStateUpdate,
       response: ThreadStateUpdateResponse,
       errors: [400, 404, 409],
-      handler: async ({ params, body }) => {
-        const checkpoint = await service.updateState(params.thread_id, body);
+      handler: async ({ params, body, req }) => {
+        const checkpoint = await service.updateState(params.thread_id, body, requestAuth(req));
         return { checkpoint, configurable: checkpoint };
       },
     }),
@@ -117,8 +118,8 @@ export function threadStateRoutes(service: ThreadService): AnyRoute[] {
       query: z.object({ subgraphs: QueryBoolean.default(false) }),
       response: ThreadStateSchema,
       errors: [404],
-      handler: ({ params, query }) =>
-        service.state(params.thread_id, { checkpoint_id: params.checkpoint_id }, query.subgraphs),
+      handler: ({ params, query, req }) =>
+        service.state(params.thread_id, { checkpoint_id: params.checkpoint_id }, query.subgraphs, requestAuth(req)),
     }),
     defineRoute({
       method: "post",
@@ -130,7 +131,8 @@ export function threadStateRoutes(service: ThreadService): AnyRoute[] {
       body: z.object({ checkpoint: CheckpointConfig, subgraphs: z.boolean().default(false) }),
       response: ThreadStateSchema,
       errors: [404],
-      handler: ({ params, body }) => service.state(params.thread_id, body.checkpoint, body.subgraphs),
+      handler: ({ params, body, req }) =>
+        service.state(params.thread_id, body.checkpoint, body.subgraphs, requestAuth(req)),
     }),
     defineRoute({
       method: "get",
@@ -142,7 +144,7 @@ export function threadStateRoutes(service: ThreadService): AnyRoute[] {
       query: HistoryQuery,
       response: z.array(ThreadStateSchema),
       errors: [404],
-      handler: ({ params, query }) => service.history(params.thread_id, query),
+      handler: ({ params, query, req }) => service.history(params.thread_id, query, requestAuth(req)),
     }),
     defineRoute({
       method: "post",
@@ -154,7 +156,7 @@ export function threadStateRoutes(service: ThreadService): AnyRoute[] {
       body: ThreadHistoryRequest,
       response: z.array(ThreadStateSchema),
       errors: [404],
-      handler: ({ params, body }) => service.history(params.thread_id, body),
+      handler: ({ params, body, req }) => service.history(params.thread_id, body, requestAuth(req)),
     }),
   ];
 }

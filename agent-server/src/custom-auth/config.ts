@@ -1,0 +1,72 @@
+import { dirname, resolve } from "node:path";
+import { z } from "zod";
+import { readProjectSection } from "../graphs/project.ts";
+
+/** Options of other LangGraph servers this one does not implement, and what to do instead. */
+const UNSUPPORTED_HINTS: Record<string, string> = {
+  cache: "cache what your authenticate handler looks up inside the handler itself",
+};
+
+const KNOWN_KEYS = new Set(["path", "disable_studio_auth", "openapi"]);
+
+/**
+ * The `auth` section of `langgraph.json`, as the reference servers define it. `openapi` is the
+ * security part of the OpenAPI document (`securitySchemes`, `security`) that `/openapi.json`
+ * shows instead of the API-key scheme.
+ */
+const AuthSection = z
+  .object({
+    path: z.string().min(1).optional(),
+    disable_studio_auth: z.boolean().optional(),
+    openapi: z
+      .object({
+        securitySchemes: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+        security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
+      })
+      .optional(),
+  })
+  .catchall(z.unknown())
+  .superRefine((section, ctx) => {
+    for (const key of Object.keys(section)) {
+      if (KNOWN_KEYS.has(key)) continue;
+      const hint = UNSUPPORTED_HINTS[key];
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `is not supported by this server${hint ? ` (${hint})` : ""}`,
+      });
+    }
+  });
+export type AuthSection = z.infer<typeof AuthSection>;
+
+/** Where the project's `Auth` lives: `./src/auth.ts:auth` → the file (absolute) and the export (default `default`). */
+export interface AuthLocation {
+  spec: string;
+  modulePath: string;
+  exportName: string;
+}
+
+export interface AuthSettings {
+  location: AuthLocation | undefined;
+  /** Requests marked `x-auth-scheme: langsmith` (Studio) that carry a valid API key act as the Studio user. */
+  studioAuth: boolean;
+  openapi: AuthSection["openapi"];
+}
+
+/** Reads `auth` from `langgraph.json`; a bad section is a ProjectError (exit code 2). */
+export function readAuthSettings(configPath: string): AuthSettings {
+  const section = readProjectSection(configPath, "auth", AuthSection);
+  let location: AuthLocation | undefined;
+  if (section.path) {
+    // A Windows drive letter is not an export separator: split at the last colon after the file name.
+    const colon = section.path.lastIndexOf(":");
+    const hasExport = colon > 1;
+    const file = hasExport ? section.path.slice(0, colon) : section.path;
+    location = {
+      spec: section.path,
+      modulePath: resolve(dirname(configPath), file),
+      exportName: (hasExport && section.path.slice(colon + 1)) || "default",
+    };
+  }
+  return { location, studioAuth: !section.disable_studio_auth, openapi: section.openapi };
+}

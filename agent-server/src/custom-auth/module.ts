@@ -1,0 +1,124 @@
+import type { Request as ExpressRequest, RequestHandler } from "express";
+import type { ServerModule } from "../app.ts";
+import type { ServerContext } from "../context.ts";
+import { GraphLoadError, importProjectExport, type ModuleLoader } from "../graphs/load.ts";
+import {
+  AuthRejection,
+  type AuthUser,
+  isProjectAuth,
+  normalizeUser,
+  type ProjectAuth,
+  RequestAuth,
+} from "./authorize.ts";
+import { type AuthSettings, readAuthSettings } from "./config.ts";
+
+/** Paths nobody authenticates for: health checks, server info, and the API reference with its document. */
+const PUBLIC_PATHS = new Set(["/ok", "/info", "/docs", "/openapi.json"]);
+const isPublic = (path: string) => PUBLIC_PATHS.has(path) || path.startsWith("/docs/assets/");
+
+/** Who a Studio request acts as, as on the reference server. */
+const STUDIO_USER: AuthUser = {
+  kind: "StudioUser",
+  identity: "langgraph-studio-user",
+  display_name: "langgraph-studio-user",
+  is_authenticated: true,
+  permissions: [],
+};
+
+const authOfRequest = new WeakMap<ExpressRequest, RequestAuth>();
+
+/** The authenticated user of a request and the project's handlers; undefined without custom auth. */
+export function requestAuth(req: ExpressRequest): RequestAuth | undefined {
+  return authOfRequest.get(req);
+}
+
+/** Imports the project's `Auth` export: a missing module, export or non-`Auth` export stops the server. */
+export async function loadProjectAuth(
+  settings: AuthSettings,
+): Promise<{ auth: ProjectAuth; loader: ModuleLoader } | undefined> {
+  const { location } = settings;
+  if (!location) return undefined;
+  const { exported, loader } = await importProjectExport(
+    `auth "${location.spec}"`,
+    location.modulePath,
+    location.exportName,
+  );
+  const auth = await exported;
+  if (isProjectAuth(auth)) return { auth, loader };
+  await loader.close();
+  throw new GraphLoadError(
+    auth === undefined
+      ? `auth "${location.spec}": ${location.modulePath} has no export "${location.exportName}"`
+      : `auth "${location.spec}": export "${location.exportName}" is not an Auth (create it with new Auth() from @langchain/langgraph-sdk/auth)`,
+  );
+}
+
+/** The request as the reference hands it to `authenticate`: method, full URL and headers (the body stays unread). */
+function fetchRequest(req: ExpressRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name.startsWith(":")) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  return new Request(`${req.protocol}://${req.get("host") ?? "localhost"}${req.originalUrl}`, {
+    method: req.method,
+    headers,
+  });
+}
+
+/**
+ * Runs the project's `authenticate` on every API request (after the API-key check, so with keys
+ * configured a request needs both), except preflights and the public paths. Studio requests
+ * (`x-auth-scheme: langsmith`) act as the Studio user instead, but only when API keys are
+ * configured, so the key they passed is what proves them, and `disable_studio_auth` is not set.
+ */
+export function authenticateRequests(
+  auth: ProjectAuth,
+  settings: AuthSettings,
+  apiKeysChecked: boolean,
+): RequestHandler {
+  const authenticate = auth["~handlerCache"].authenticate;
+  const studio = settings.studioAuth && apiKeysChecked;
+  return async (req, res, next) => {
+    if (req.method === "OPTIONS" || isPublic(req.path)) return next();
+    if (studio && req.get("x-auth-scheme") === "langsmith") {
+      authOfRequest.set(req, new RequestAuth({ ...STUDIO_USER, permissions: [] }, auth));
+      return next();
+    }
+    if (!authenticate) return next();
+    try {
+      authOfRequest.set(req, new RequestAuth(normalizeUser(await authenticate(fetchRequest(req))), auth));
+      next();
+    } catch (error) {
+      const rejection = AuthRejection.from(error);
+      for (const [name, value] of Object.entries(rejection.headers)) res.setHeader(name, value);
+      next(rejection);
+    }
+  };
+}
+
+/**
+ * Custom authentication and authorization from `langgraph.json` `auth.path`. Its middleware
+ * must come before every other module's (custom routes are authenticated too, as on the
+ * reference): `defaultModules` lists it first among those with middleware.
+ */
+export function customAuthModule(): ServerModule {
+  let loaded: { auth: ProjectAuth; loader: ModuleLoader } | undefined;
+  let settings: AuthSettings | undefined;
+  return {
+    name: "custom-auth",
+    async start(ctx: ServerContext) {
+      settings = readAuthSettings(ctx.config.configPath);
+      loaded = await loadProjectAuth(settings);
+      if (loaded) ctx.logger.info({ auth: settings.location?.spec }, "custom authentication loaded");
+    },
+    middleware(ctx: ServerContext) {
+      if (!loaded || !settings) return [];
+      return [authenticateRequests(loaded.auth, settings, ctx.config.apiKeyHashes.length > 0)];
+    },
+    async stop() {
+      await loaded?.loader.close();
+      loaded = undefined;
+    },
+  };
+}
