@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkDocker, DockerUnavailableError, dockerBuildArgs } from "./build.ts";
 import { DEFAULT_BASE_IMAGE, runImageCommand } from "./cli.ts";
+import { generateDockerignore } from "./dockerfile.ts";
 
 let dir: string;
 
@@ -38,16 +39,45 @@ describe("agent-server dockerfile", () => {
     expect(out.join("")).not.toContain(".env");
   });
 
-  it("writes the Dockerfile and a .dockerignore, leaving an existing .dockerignore alone", async () => {
-    const { io } = capture();
+  it("writes the Dockerfile and a .dockerignore; an existing .dockerignore gets the missing defaults", async () => {
+    const { err, io } = capture();
     const output = join(dir, "Dockerfile");
     const args = ["-c", join(dir, "langgraph.json"), "-o", output, "--base-image", "registry.example/base:1"];
     expect(await runImageCommand("dockerfile", args, io)).toBe(0);
     expect(readFileSync(output, "utf8")).toContain("FROM registry.example/base:1\n");
-    expect(readFileSync(join(dir, ".dockerignore"), "utf8")).toContain("node_modules\n");
-    writeFileSync(join(dir, ".dockerignore"), "mine\n");
+    expect(readFileSync(join(dir, ".dockerignore"), "utf8")).toBe(generateDockerignore());
+    writeFileSync(join(dir, ".dockerignore"), "mine\nnode_modules");
     expect(await runImageCommand("dockerfile", args, io)).toBe(0);
-    expect(readFileSync(join(dir, ".dockerignore"), "utf8")).toBe("mine\n");
+    expect(readFileSync(join(dir, ".dockerignore"), "utf8")).toBe(
+      "mine\nnode_modules\n# added by agent-server dockerfile\n.git\n.env\n.env.*\n!.env.example\n.langgraph_api\n*.log\n",
+    );
+    expect(err.join("")).toContain(
+      `added .git, .env, .env.*, !.env.example, .langgraph_api, *.log to ${dir}/.dockerignore`,
+    );
+    // Complete now: a third run leaves it as it is.
+    const before = readFileSync(join(dir, ".dockerignore"), "utf8");
+    expect(await runImageCommand("dockerfile", args, io)).toBe(0);
+    expect(readFileSync(join(dir, ".dockerignore"), "utf8")).toBe(before);
+  });
+
+  it("writes the .dockerignore into the build context (the project) whichever way the Dockerfile is saved", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "image-cli-out-"));
+    try {
+      // `agent-server dockerfile > Dockerfile`: the Dockerfile goes to stdout.
+      const printed = capture();
+      expect(await runImageCommand("dockerfile", ["-c", join(dir, "langgraph.json")], printed.io)).toBe(0);
+      expect(printed.out.join("")).toContain("COPY . .");
+      expect(readFileSync(join(dir, ".dockerignore"), "utf8")).toContain(".env\n");
+      rmSync(join(dir, ".dockerignore"));
+      // `-o` into another folder (e.g. a CI workspace): still the project's.
+      const written = capture();
+      const args = ["-c", join(dir, "langgraph.json"), "-o", join(elsewhere, "Dockerfile")];
+      expect(await runImageCommand("dockerfile", args, written.io)).toBe(0);
+      expect(readFileSync(join(dir, ".dockerignore"), "utf8")).toContain("node_modules\n");
+      expect(existsSync(join(elsewhere, ".dockerignore"))).toBe(false);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it.each([
@@ -121,7 +151,7 @@ describe("the agent-server CLI", () => {
         encoding: "utf8",
       },
     );
-    expect(run.stderr).toBe("");
+    expect(run.stderr).toBe(`wrote ${join(dir, ".dockerignore")}\n`);
     expect(run.stdout).toContain(`FROM ${DEFAULT_BASE_IMAGE}\n`);
   });
 });

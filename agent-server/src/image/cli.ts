@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildImage, DockerUnavailableError } from "./build.ts";
 import { generateDockerfile, generateDockerignore, ImageConfigError } from "./dockerfile.ts";
@@ -9,18 +9,23 @@ const { version } = JSON.parse(readFileSync(new URL("../../package.json", import
   version: string;
 };
 
-/** The base image `make images` builds; override with --base-image when it lives in a registry. */
+/**
+ * The base image `make images` builds in the agentplane repository (docker/Dockerfile); it is on no
+ * public registry: push it to yours and pass --base-image.
+ */
 export const DEFAULT_BASE_IMAGE = `agentplane/agent-server:${version}`;
 
 export const IMAGE_USAGE = `Usage:
   agent-server dockerfile [-c langgraph.json] [-o Dockerfile] [--base-image IMAGE]
   agent-server build -t TAG [-c langgraph.json] [--base-image IMAGE] [-- DOCKER_BUILD_ARGS...]
 
-  dockerfile  print (or write with -o) a Dockerfile for the project's graph image; with -o, also
-              writes a .dockerignore next to it when the project has none
+  dockerfile  print (or write with -o) a Dockerfile for the project's graph image; the build
+              context is the folder of langgraph.json, so its .dockerignore is written (or the
+              missing defaults appended) to keep node_modules, .git and .env files out
   build       generate that Dockerfile and run \`docker build\` (needs Docker)
 
-  Default base image: ${DEFAULT_BASE_IMAGE}`;
+  Default base image: ${DEFAULT_BASE_IMAGE}, built by \`make images\` in the agentplane
+  repository (on no public registry: push it to yours and pass --base-image)`;
 
 interface Output {
   out(text: string): void;
@@ -47,16 +52,39 @@ function parse(argv: string[]) {
   });
 }
 
+/**
+ * The build context is the project folder however the Dockerfile is saved (`-o`, `> Dockerfile`, a CI
+ * step), so its `.dockerignore` must keep node_modules, .git and env files (secrets) out of
+ * `COPY . .`: written when missing, the missing defaults appended otherwise (as `build` does).
+ */
+function ensureDockerignore(contextDir: string, io: Output): void {
+  const path = join(contextDir, ".dockerignore");
+  if (!existsSync(path)) {
+    writeFileSync(path, generateDockerignore());
+    io.err(`wrote ${path}\n`);
+    return;
+  }
+  const existing = readFileSync(path, "utf8");
+  const present = new Set(existing.split(/\r?\n/).map((line) => line.trim()));
+  const missing = generateDockerignore()
+    .trim()
+    .split("\n")
+    .filter((line) => !present.has(line));
+  if (missing.length === 0) return;
+  const separator = existing === "" || existing.endsWith("\n") ? "" : "\n";
+  appendFileSync(path, `${separator}# added by agent-server dockerfile\n${missing.join("\n")}\n`);
+  io.err(`added ${missing.join(", ")} to ${path}\n`);
+}
+
 function writeDockerfile(configPath: string, baseImage: string, output: string | undefined, io: Output): void {
-  const { project } = readGraphProject(configPath);
+  const { contextDir, project } = readGraphProject(configPath);
   const dockerfile = generateDockerfile(project, { baseImage });
+  ensureDockerignore(contextDir, io);
   if (!output) {
     io.out(dockerfile);
     return;
   }
   writeFileSync(output, dockerfile);
-  const ignorePath = join(dirname(resolve(output)), ".dockerignore");
-  if (!existsSync(ignorePath)) writeFileSync(ignorePath, generateDockerignore());
   io.err(`wrote ${output}\n`);
 }
 
