@@ -8,7 +8,7 @@ import { RedisScript } from "../storage/redis-script.ts";
  * |---|---|---|
  * | `<p>cp:c:<scope>:<id>` | hash | `checkpoint` (serde bytes, without channel_values), `type`, `metadata`, `metadata_type`, `parent`, `blobs` (the blob fields this checkpoint reads, NUL-joined) |
  * | `<p>cp:ids:<scope>` | zset, score 0 | checkpoint ids (uuid6: lexicographic = time order) |
- * | `<p>cp:blobs:<scope>` | hash | `<channel>\n<version>` → frame `{type}` + serde bytes, one per channel version (shared by checkpoints) |
+ * | `<p>cp:blobs:<scope>` | hash | `<channel>\n<version>` → frame `{type}` + serde bytes, one per channel version (shared by checkpoints); or a delta: frame `{type,base,prefix,suffix}` + the bytes between the `prefix` and `suffix` kept from the `base` field's value (`deltas.ts`) |
  * | `<p>cp:w:<scope>:<id>` | hash | `<task_id>\0<idx>` → frame `{channel,type,task_path}` + serde bytes |
  * | `<p>cp:wids:<scope>` | set | checkpoint ids that have writes (so deleting never needs a SCAN) |
  *
@@ -95,15 +95,29 @@ export function decodeFrame<Header>(frame: Buffer): { header: Header; payload: B
 
 /**
  * Stores a checkpoint in one call. KEYS: blobs, checkpoint record, ids, scopes of the thread,
- * threads. ARGV: scope, thread id, checkpoint id, number of blobs, then per blob its field and
- * frame, then the record's fields and values. A stored channel version never changes (like the
- * Postgres saver's ON CONFLICT DO NOTHING); the record is replaced whole.
+ * threads. ARGV: scope, thread id, checkpoint id, number of blobs, then per blob its field, frame
+ * and the field a delta frame applies to ('' for a full copy), then the record's fields and
+ * values. A stored channel version never changes (like the Postgres saver's ON CONFLICT DO
+ * NOTHING); the record is replaced whole. When the base of a new delta is gone (the thread was
+ * pruned, deleted or rolled back since this process saw it), nothing is written and the fields
+ * of those deltas are returned, to be sent again as full copies.
  */
 export const putCheckpointScript = new RedisScript(`
+local count = tonumber(ARGV[4])
+local missing = {}
 local i = 5
-for _ = 1, tonumber(ARGV[4]) do
+for _ = 1, count do
+  local base = ARGV[i + 2]
+  if base ~= '' and redis.call('HEXISTS', KEYS[1], base) == 0 and redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then
+    missing[#missing + 1] = ARGV[i]
+  end
+  i = i + 3
+end
+if #missing > 0 then return missing end
+i = 5
+for _ = 1, count do
   redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
-  i = i + 2
+  i = i + 3
 end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], unpack(ARGV, i))
@@ -112,6 +126,22 @@ redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('SADD', KEYS[5], ARGV[2])
 return 1
 `);
+
+/**
+ * Lua: the field a stored frame is a delta against, or nil for a full copy. Only delta headers
+ * have a "base" key, so full copies (and frames written before deltas existed) skip the decode.
+ */
+const BASE_OF = `
+local function baseOf(frame)
+  local newline = string.find(frame, "\\n", 1, true)
+  local header = string.sub(frame, 1, newline - 1)
+  if not string.find(header, '"base"', 1, true) then return nil end
+  return cjson.decode(header).base
+end
+`;
+
+/** A chain longer than this is corrupt (deltas are bounded far below it), not something to walk forever. */
+const CHAIN_GUARD = 1000;
 
 /**
  * Stores a task's pending writes in one call. KEYS: the checkpoint's writes, ids of checkpoints
@@ -132,11 +162,13 @@ return 1
 
 /**
  * One round trip for a checkpoint tuple: resolves the latest id when none is given (the last
- * member of the id zset, O(log n)), then reads the record, its writes and the blobs it names.
- * KEYS: ids zset, blobs hash. ARGV: checkpoint id or "", record key prefix, writes key prefix.
- * Returns false or {id, record fields, writes (flat hash), blob values}.
+ * member of the id zset, O(log n)), then reads the record, its writes and the blobs it names,
+ * each with the chain of frames it is a delta against. KEYS: ids zset, blobs hash. ARGV:
+ * checkpoint id or "", record key prefix, writes key prefix. Returns false or {id, record fields,
+ * writes (flat hash), per blob its frames newest first (the last one a full copy; none when the
+ * version is missing)}.
  */
-export const loadTupleScript = new RedisScript(`
+export const loadTupleScript = new RedisScript(`${BASE_OF}
 local id = ARGV[1]
 if id == "" then
   local latest = redis.call("ZRANGE", KEYS[1], -1, -1)
@@ -145,13 +177,44 @@ if id == "" then
 end
 local record = redis.call("HMGET", ARGV[2] .. id, "checkpoint", "type", "metadata", "metadata_type", "parent", "blobs")
 if not record[1] then return false end
-local blobValues = {}
+local chains = {}
 if record[6] and record[6] ~= "" then
-  local fields = {}
-  for field in string.gmatch(record[6], "[^%z]+") do fields[#fields + 1] = field end
-  blobValues = redis.call("HMGET", KEYS[2], unpack(fields))
+  for field in string.gmatch(record[6], "[^%z]+") do
+    local chain = {}
+    local link = field
+    for _ = 1, ${CHAIN_GUARD} do
+      local frame = redis.call("HGET", KEYS[2], link)
+      if not frame then chain = {} break end
+      chain[#chain + 1] = frame
+      link = baseOf(frame)
+      if not link then break end
+    end
+    chains[#chains + 1] = chain
+  end
 end
-return {id, record, redis.call("HGETALL", ARGV[3] .. id), blobValues}
+return {id, record, redis.call("HGETALL", ARGV[3] .. id), chains}
+`);
+
+/**
+ * The given blob fields plus every field their deltas are built on, transitively: what must be
+ * kept for them to stay readable. KEYS: blobs hash. ARGV: fields. Returns the fields.
+ */
+export const blobClosureScript = new RedisScript(`${BASE_OF}
+local seen = {}
+local result = {}
+for _, field in ipairs(ARGV) do
+  local link = field
+  for _ = 1, ${CHAIN_GUARD} do
+    if seen[link] then break end
+    seen[link] = true
+    result[#result + 1] = link
+    local frame = redis.call("HGET", KEYS[1], link)
+    if not frame then break end
+    link = baseOf(frame)
+    if not link then break end
+  end
+end
+return result
 `);
 
 /**

@@ -1,7 +1,7 @@
 import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { latestId, namespacesToKeep } from "./prune.ts";
 import type { RedisCheckpointer, WriteHeader } from "./redis.ts";
-import { decodeFrame, namespaceOfScope, parseWriteField, scopeOf } from "./redis-layout.ts";
+import { blobClosureScript, decodeFrame, namespaceOfScope, parseWriteField, scopeOf } from "./redis-layout.ts";
 
 /** Members of a set or zset (index order), as strings. */
 export async function members(
@@ -11,6 +11,14 @@ export async function members(
 ): Promise<string[]> {
   const found = type === "set" ? await redis.sMembers(key) : await redis.zRange(key, 0, -1);
   return found.map((member) => member.toString());
+}
+
+/** `fields` plus the fields their deltas are built on: the channel versions to keep for them to stay readable. */
+async function withDeltaBases(saver: RedisCheckpointer, scope: string, fields: Iterable<string>): Promise<Set<string>> {
+  const given = [...fields];
+  if (given.length === 0) return new Set();
+  const closure = (await blobClosureScript.run(saver.redis, [saver.keys.blobs(scope)], given)) as Buffer[];
+  return new Set(closure.map(String));
 }
 
 /** Replaces the target thread with an independent copy of the source (every namespace, pending writes). */
@@ -80,11 +88,8 @@ export async function pruneThread(saver: RedisCheckpointer, threadId: string): P
       saver.redis.hKeys(saver.keys.blobs(scope)),
     ]);
     const kept = keep.has(namespaceOfScope(scope)) ? latestId(ids) : undefined;
-    const keptBlobs = new Set<string>();
-    if (kept) {
-      const blobs = await saver.redis.hGet(saver.keys.checkpoint(scope, kept), "blobs");
-      for (const field of blobs?.toString().split("\0") ?? []) keptBlobs.add(field);
-    }
+    const blobs = kept ? await saver.redis.hGet(saver.keys.checkpoint(scope, kept), "blobs") : null;
+    const keptBlobs = await withDeltaBases(saver, scope, blobs?.toString().split("\0").filter(Boolean) ?? []);
     for (const id of ids)
       if (id !== kept) multi.unlink(saver.keys.checkpoint(scope, id)).zRem(saver.keys.ids(scope), id);
     for (const id of writeIds)
@@ -138,9 +143,10 @@ export async function deleteRun(saver: RedisCheckpointer, threadId: string, runI
       .map(([field]) => field);
     if (runWrites.length > 0) multi.hDel(saver.keys.writes(scope, newest), runWrites);
     if (kept.length < ids.length) {
+      const needed = await withDeltaBases(saver, scope, keptBlobs);
       const stale = (await saver.redis.hKeys(saver.keys.blobs(scope)))
         .map((field) => field.toString())
-        .filter((field) => !keptBlobs.has(field));
+        .filter((field) => !needed.has(field));
       if (stale.length > 0) multi.hDel(saver.keys.blobs(scope), stale);
     }
   }

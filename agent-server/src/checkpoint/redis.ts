@@ -19,6 +19,7 @@ import { RESP_TYPES } from "redis";
 import { jsonContains } from "../storage/json-match.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type { ThreadCheckpointer } from "../storage/types.ts";
+import { applyChain, type DeltaHeader, deltaAgainst, type KnownVersion, KnownVersions } from "./deltas.ts";
 import { checkpointMetadata, runIdOf, TaskWritesTracker } from "./metadata.ts";
 import {
   blobField,
@@ -43,7 +44,19 @@ type BinaryClient = ReturnType<typeof binaryClient>;
 
 type Maybe<T> = T | null;
 /** What `loadTupleScript` returns. */
-type TupleReply = [Buffer, Maybe<Buffer>[], Buffer[], Maybe<Buffer>[]];
+type TupleReply = [Buffer, Maybe<Buffer>[], Buffer[], Buffer[][]];
+
+/** One channel version to store: its blob field, full bytes and the frame written for it. */
+interface BlobWrite {
+  channel: string;
+  field: string;
+  type: string;
+  bytes: Buffer;
+  frame: Buffer;
+  /** The known version the frame is a delta against, and the delta's payload bytes. */
+  base?: KnownVersion;
+  deltaBytes?: number;
+}
 
 export interface WriteHeader {
   channel: string;
@@ -67,13 +80,15 @@ const missingThreadId = (what: string) =>
 
 /**
  * LangGraph checkpointer on plain Redis 7. Channel values are stored once per (channel, version)
- * like the Postgres saver does, so a long conversation does not copy its whole state at every
- * step; `put`, `putWrites` and `getTuple` are one script call each.
+ * like the Postgres saver does, and a new version as a delta against the previous one this
+ * process knows (`deltas.ts`), so a message added to a long conversation stores the message;
+ * `put`, `putWrites` and `getTuple` are one script call each.
  */
 export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadCheckpointer {
   readonly keys: CheckpointKeys;
   readonly redis: BinaryClient;
   readonly #taskWrites = new TaskWritesTracker();
+  readonly #known = new KnownVersions();
 
   constructor(client: RedisClient, options: { prefix: string; serde?: SerializerProtocol }) {
     super(options.serde ?? new FastJsonPlusSerializer());
@@ -145,10 +160,27 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       this.serde.dumpsTyped(withoutValues),
       this.serde.dumpsTyped(stored),
       Promise.all(
-        Object.entries(newVersions).map(async ([channel, version]) => {
-          const [blobType, bytes] =
-            channel in values ? await this.serde.dumpsTyped(values[channel]) : ["empty", new Uint8Array()];
-          return [blobField(channel, version), encodeFrame({ type: blobType }, bytes)] as const;
+        Object.entries(newVersions).map(async ([channel, version]): Promise<BlobWrite> => {
+          const field = blobField(channel, version);
+          if (!(channel in values)) {
+            return {
+              channel,
+              field,
+              type: "empty",
+              bytes: Buffer.alloc(0),
+              frame: encodeFrame({ type: "empty" }, Buffer.alloc(0)),
+            };
+          }
+          const [blobType, serializedValue] = await this.serde.dumpsTyped(values[channel]);
+          const bytes = Buffer.from(serializedValue.buffer, serializedValue.byteOffset, serializedValue.byteLength);
+          const base = this.#known.get(scope, channel);
+          const delta = base && base.field !== field ? deltaAgainst(base, blobType, bytes) : undefined;
+          return delta
+            ? {
+                ...{ channel, field, type: blobType, bytes, base, deltaBytes: delta.payload.length },
+                frame: encodeFrame(delta.header, delta.payload),
+              }
+            : { channel, field, type: blobType, bytes, frame: encodeFrame({ type: blobType }, bytes) };
         }),
       ),
     ]);
@@ -163,14 +195,39 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
         .join("\0"),
     };
     if (parentId !== undefined) record.parent = parentId;
-    const args: (string | Buffer)[] = [scope, threadId, checkpoint.id, String(blobs.length)];
-    for (const [field, frame] of blobs) args.push(field, frame);
-    for (const [field, value] of Object.entries(record)) args.push(field, value);
-    await putCheckpointScript.run(
-      this.redis,
-      [this.keys.blobs(scope), recordKey, this.keys.ids(scope), this.keys.scopesOf(threadId), this.keys.threads()],
-      args,
-    );
+    const keys = [
+      this.keys.blobs(scope),
+      recordKey,
+      this.keys.ids(scope),
+      this.keys.scopesOf(threadId),
+      this.keys.threads(),
+    ];
+    const run = () => {
+      const args: (string | Buffer)[] = [scope, threadId, checkpoint.id, String(blobs.length)];
+      for (const { field, frame, base } of blobs) args.push(field, frame, base?.field ?? "");
+      for (const [field, value] of Object.entries(record)) args.push(field, value);
+      return putCheckpointScript.run(this.redis, keys, args);
+    };
+    const missing = await run();
+    if (Array.isArray(missing)) {
+      // Deltas against versions removed since this process saw them: sent again as full copies.
+      const gone = new Set((missing as Buffer[]).map(String));
+      for (const blob of blobs) {
+        if (!gone.has(blob.field)) continue;
+        blob.frame = encodeFrame({ type: blob.type }, blob.bytes);
+        delete blob.base;
+        delete blob.deltaBytes;
+      }
+      await run();
+    }
+    for (const { channel, field, type: blobType, bytes, base, deltaBytes = 0 } of blobs) {
+      if (blobType === "empty") this.#known.delete(scope, channel);
+      else if (!base) this.#known.set(scope, channel, { field, type: blobType, bytes, depth: 0, chainBytes: 0 });
+      else {
+        const chainBytes = base.chainBytes + deltaBytes;
+        this.#known.set(scope, channel, { field, type: blobType, bytes, depth: base.depth + 1, chainBytes });
+      }
+    }
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 
@@ -257,6 +314,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     }
   }
 
+  /** A checkpoint tuple; reading the latest one remembers its channel versions as bases for deltas. */
   private async loadTuple(threadId: string, checkpointNs: string, checkpointId: string) {
     const scope = scopeOf(threadId, checkpointNs);
     const reply = (await loadTupleScript.run(
@@ -265,13 +323,12 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       [checkpointId, this.keys.checkpointPrefix(scope), this.keys.writesPrefix(scope)],
     )) as TupleReply | null;
     if (!reply) return undefined;
-    const [idBytes, [serialized, type, metadataBytes, metadataType, parentBytes, blobList], writesFlat, blobValues] =
-      reply;
+    const [idBytes, [serialized, type, metadataBytes, metadataType, parentBytes, blobList], writesFlat, chains] = reply;
     if (!serialized || !type || !metadataBytes || !metadataType) return undefined;
     const id = idBytes.toString();
     const parentId = parentBytes?.toString();
     const checkpoint = (await this.serde.loadsTyped(type.toString(), serialized)) as Checkpoint;
-    checkpoint.channel_values = await this.loadBlobs(blobList?.toString() ?? "", blobValues);
+    checkpoint.channel_values = await this.loadBlobs(scope, blobList?.toString() ?? "", chains, checkpointId === "");
     const writes = orderedWrites(pairs(writesFlat));
     if (checkpoint.v < 4 && parentId !== undefined) await this.migratePendingSends(checkpoint, scope, parentId);
     const tuple: CheckpointTuple = {
@@ -296,16 +353,29 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     return tuple;
   }
 
-  private async loadBlobs(blobList: string, blobValues: Maybe<Buffer>[]): Promise<Record<string, unknown>> {
+  /** Channel values from each blob's chain of frames (newest first); `remember`: as bases for deltas. */
+  private async loadBlobs(
+    scope: string,
+    blobList: string,
+    chains: Buffer[][],
+    remember: boolean,
+  ): Promise<Record<string, unknown>> {
     const fields = blobList === "" ? [] : blobList.split("\0");
     const values: Record<string, unknown> = {};
     await Promise.all(
       fields.map(async (field, index) => {
-        const frame = blobValues[index];
-        if (!frame) return;
-        const { header, payload } = decodeFrame<{ type: string }>(frame);
-        if (header.type !== "empty")
-          values[channelOfBlobField(field)] = await this.serde.loadsTyped(header.type, payload);
+        const frames = (chains[index] ?? []).map((frame) => decodeFrame<DeltaHeader>(frame)).reverse();
+        const [full, ...deltas] = frames;
+        if (!full) return;
+        const { type } = frames[frames.length - 1]?.header ?? full.header;
+        if (type === "empty") return;
+        const bytes = applyChain(full.payload, deltas);
+        const channel = channelOfBlobField(field);
+        if (remember) {
+          const chainBytes = deltas.reduce((sum, delta) => sum + delta.payload.length, 0);
+          this.#known.set(scope, channel, { field, type, bytes, depth: deltas.length, chainBytes });
+        }
+        values[channel] = await this.serde.loadsTyped(type, bytes);
       }),
     );
     return values;

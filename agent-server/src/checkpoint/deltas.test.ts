@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import {
+  applyChain,
+  commonPrefix,
+  commonSuffix,
+  deltaAgainst,
+  type KnownVersion,
+  KnownVersions,
+  MAX_CHAIN,
+} from "./deltas.ts";
+
+const known = (text: string, depth = 0, chainBytes = 0): KnownVersion => ({
+  field: "messages\n1.5",
+  type: "json",
+  bytes: Buffer.from(text),
+  depth,
+  chainBytes,
+});
+
+const messages = (count: number, edit?: (i: number) => string | undefined) =>
+  JSON.stringify(
+    Array.from({ length: count }, (_, i) => edit?.(i) ?? `message ${i} ${"words ".repeat(20)}`).filter(
+      (text) => text !== "",
+    ),
+  );
+
+/** `next` through a delta against `base` and back. */
+function roundTrip(base: string, next: string) {
+  const delta = deltaAgainst(known(base), "json", Buffer.from(next));
+  if (!delta) return undefined;
+  expect(applyChain(Buffer.from(base), [delta]).toString()).toBe(next);
+  return delta;
+}
+
+describe("channel value deltas", () => {
+  it("finds common prefixes and suffixes across chunk boundaries", () => {
+    const a = Buffer.from(`${"x".repeat(1000)}A${"y".repeat(700)}`);
+    const b = Buffer.from(`${"x".repeat(1000)}B${"y".repeat(700)}`);
+    expect(commonPrefix(a, b)).toBe(1000);
+    expect(commonSuffix(a, b, a.length - 1000)).toBe(700);
+    expect(commonPrefix(a, a)).toBe(a.length);
+    expect(commonSuffix(a, Buffer.from("zy"), 2)).toBe(1);
+  });
+
+  it("stores an appended message as that message, whatever the list's length", () => {
+    const delta = roundTrip(messages(1000), messages(1001));
+    expect(delta?.payload.length).toBeLessThan(200);
+    expect(delta?.header.base).toBe("messages\n1.5");
+  });
+
+  it("rebuilds removals and replacements in the middle of a list", () => {
+    roundTrip(
+      messages(300),
+      messages(300, (i) => (i === 150 ? "" : undefined)),
+    );
+    const replaced = roundTrip(
+      messages(300),
+      messages(300, (i) => (i === 150 ? "edited" : undefined)),
+    );
+    expect(replaced?.payload.length).toBeLessThan(50);
+  });
+
+  it("rebuilds a chain of deltas, oldest first", () => {
+    let value = messages(50);
+    const full = Buffer.from(value);
+    const chain = [];
+    for (let i = 0; i < 20; i++) {
+      const next =
+        i % 3 === 2 ? messages(50 + i, (j) => (j === 10 + i ? `changed ${i}` : undefined)) : messages(51 + i);
+      const delta = deltaAgainst(known(value), "json", Buffer.from(next));
+      if (!delta) throw new Error("expected a delta");
+      chain.push(delta);
+      value = next;
+    }
+    expect(applyChain(full, chain).toString()).toBe(value);
+  });
+
+  it("writes a full copy when the delta is not smaller, the type changes or the chain is long", () => {
+    expect(deltaAgainst(known("abc"), "json", Buffer.from("xyz"))).toBeUndefined();
+    expect(deltaAgainst(known(messages(100)), "bytes", Buffer.from(messages(101)))).toBeUndefined();
+    expect(deltaAgainst(known(messages(100), MAX_CHAIN), "json", Buffer.from(messages(101)))).toBeUndefined();
+    const value = messages(100);
+    expect(deltaAgainst(known(value, 3, value.length + 100), "json", Buffer.from(messages(101)))).toBeUndefined();
+    expect(deltaAgainst(known(value, MAX_CHAIN - 1, 100), "json", Buffer.from(messages(101)))).toBeDefined();
+  });
+
+  it("keeps the most recently used versions within its byte budget", () => {
+    const versions = new KnownVersions(4000);
+    versions.set("s", "a", known("x".repeat(900)));
+    versions.set("s", "b", known("x".repeat(900)));
+    versions.get("s", "a");
+    versions.set("s", "c", known("x".repeat(900)));
+    versions.set("s", "d", known("x".repeat(900)));
+    versions.set("s", "e", known("x".repeat(900)));
+    expect(versions.get("s", "b")).toBeUndefined();
+    expect(versions.get("s", "a")).toBeDefined();
+    expect(versions.get("s", "e")).toBeDefined();
+    // A value too large for a quarter of the budget is not kept at all.
+    versions.set("s", "a", known("x".repeat(1001)));
+    expect(versions.get("s", "a")).toBeUndefined();
+  });
+});

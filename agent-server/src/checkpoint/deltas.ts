@@ -1,0 +1,156 @@
+/**
+ * Channel values stored as deltas: a channel version's serialised bytes written as the bytes it
+ * shares with an earlier version of the same channel (a common prefix and suffix) plus the bytes
+ * in between. Appending a message to a conversation then stores the message, not the
+ * conversation; a replaced or removed message stores the bytes from it to the end at worst.
+ * The delta is on the serialised bytes, so it holds for any serde and any channel type.
+ */
+
+/** What a delta frame's header holds besides the serde type. */
+export interface DeltaHeader {
+  type: string;
+  /** The blob field (same scope) the delta applies to. */
+  base?: string;
+  /** Bytes kept from the start of the base… */
+  prefix?: number;
+  /** …and from its end; the frame's payload goes in between. */
+  suffix?: number;
+}
+
+/**
+ * Deltas between two full copies. Reading a version reads its whole chain in one script call
+ * (one HGET per link) and splices it in the process, so the chain is kept short: at most this
+ * many deltas, and no more delta bytes in all than the value itself has (a read fetches at
+ * most twice the value). A full copy every 64 versions costs 1/64 of the value per version.
+ */
+export const MAX_CHAIN = 64;
+
+/** Per-delta bookkeeping worth a full copy instead: its header. */
+const DELTA_OVERHEAD = 48;
+
+/** A stored channel version this process knows the bytes of, and how far it is from a full copy. */
+export interface KnownVersion {
+  field: string;
+  type: string;
+  bytes: Buffer;
+  /** Deltas between it and its full copy (0: it is one). */
+  depth: number;
+  /** Payload bytes of those deltas. */
+  chainBytes: number;
+}
+
+const CHUNK = 256;
+
+/** Length of the common prefix of `a` and `b`, compared a chunk at a time (memcmp) then by byte. */
+export function commonPrefix(a: Buffer, b: Buffer): number {
+  const limit = Math.min(a.length, b.length);
+  let i = 0;
+  while (i + CHUNK <= limit && a.subarray(i, i + CHUNK).equals(b.subarray(i, i + CHUNK))) i += CHUNK;
+  while (i < limit && a[i] === b[i]) i++;
+  return i;
+}
+
+/** Length of the common suffix of `a` and `b`, at most `limit`. */
+export function commonSuffix(a: Buffer, b: Buffer, limit: number): number {
+  let n = 0;
+  while (
+    n + CHUNK <= limit &&
+    a.subarray(a.length - n - CHUNK, a.length - n).equals(b.subarray(b.length - n - CHUNK, b.length - n))
+  )
+    n += CHUNK;
+  while (n < limit && a[a.length - n - 1] === b[b.length - n - 1]) n++;
+  return n;
+}
+
+/**
+ * `next` as a delta against `base`, or undefined when a full copy is due: the chain would grow
+ * past its bounds, or the delta is not smaller than the value.
+ */
+export function deltaAgainst(
+  base: KnownVersion,
+  type: string,
+  next: Buffer,
+): { header: DeltaHeader; payload: Buffer } | undefined {
+  if (base.type !== type || base.depth + 1 > MAX_CHAIN) return undefined;
+  const prefix = commonPrefix(base.bytes, next);
+  const suffix = commonSuffix(base.bytes, next, Math.min(base.bytes.length, next.length) - prefix);
+  const payload = next.subarray(prefix, next.length - suffix);
+  if (payload.length + DELTA_OVERHEAD >= next.length || base.chainBytes + payload.length > next.length)
+    return undefined;
+  return { header: { type, base: base.field, prefix, suffix }, payload };
+}
+
+/**
+ * The value a chain rebuilds, given oldest (the full copy) first. Slices are spliced as views,
+ * without copying, and joined once: a chain of k deltas costs O(size + k²), not O(size × k).
+ */
+export function applyChain(full: Buffer, deltas: { header: DeltaHeader; payload: Buffer }[]): Buffer {
+  let pieces = [full];
+  let length = full.length;
+  for (const { header, payload } of deltas) {
+    const prefix = header.prefix ?? 0;
+    const suffix = header.suffix ?? 0;
+    pieces = [...slice(pieces, 0, prefix), payload, ...slice(pieces, length - suffix, length)];
+    length = prefix + payload.length + suffix;
+  }
+  return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, length);
+}
+
+/** The views covering bytes [start, end) of the concatenation of `pieces`. */
+function slice(pieces: Buffer[], start: number, end: number): Buffer[] {
+  const result: Buffer[] = [];
+  let offset = 0;
+  for (const piece of pieces) {
+    const from = Math.max(start - offset, 0);
+    const to = Math.min(end - offset, piece.length);
+    if (from < to) result.push(from === 0 && to === piece.length ? piece : piece.subarray(from, to));
+    offset += piece.length;
+    if (offset >= end) break;
+  }
+  return result;
+}
+
+/**
+ * The latest version of each (scope, channel) this process wrote or read, so the next version is
+ * written as a delta against it without reading it back. Bounded in bytes, least recently used
+ * out first; a miss only means a full copy is written.
+ */
+export class KnownVersions {
+  readonly #entries = new Map<string, KnownVersion>();
+  readonly #maxBytes: number;
+  #bytes = 0;
+
+  constructor(maxBytes = 32 * 2 ** 20) {
+    this.#maxBytes = maxBytes;
+  }
+
+  get(scope: string, channel: string): KnownVersion | undefined {
+    const key = `${scope}\0${channel}`;
+    const entry = this.#entries.get(key);
+    if (entry) {
+      this.#entries.delete(key);
+      this.#entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  set(scope: string, channel: string, version: KnownVersion): void {
+    this.delete(scope, channel);
+    if (version.bytes.length > this.#maxBytes / 4) return;
+    this.#entries.set(`${scope}\0${channel}`, version);
+    this.#bytes += version.bytes.length;
+    for (const [key, entry] of this.#entries) {
+      if (this.#bytes <= this.#maxBytes) break;
+      this.#entries.delete(key);
+      this.#bytes -= entry.bytes.length;
+    }
+  }
+
+  delete(scope: string, channel: string): void {
+    const key = `${scope}\0${channel}`;
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#entries.delete(key);
+    this.#bytes -= entry.bytes.length;
+  }
+}
