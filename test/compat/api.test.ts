@@ -68,8 +68,9 @@ sdkSuites((sdk) => {
         const updated = await client.threads.update(id, { metadata: { owner: "compat", round: 1 } });
         const waited = await client.runs.wait(id, "counter", { input: {}, config: { configurable: { step: 3 } } });
         const state = threadState(await client.threads.getState(id));
-        const history = (await client.threads.getHistory(id, { limit: 10 })).map(threadState);
-        const first = history.at(-1)?.checkpoint;
+        const past = await client.threads.getHistory(id, { limit: 10 });
+        const history = past.map(threadState);
+        const first = past.at(-1)?.checkpoint;
         const atFirst = first ? threadState(await client.threads.getState(id, first)) : undefined;
         const update = await client.threads.updateState(id, { values: { count: 5 }, asNode: "double" });
         // PATCH /threads/{id}/state: neither server implements it (docs/compatibility.md).

@@ -1,3 +1,4 @@
+import type { Config } from "@langchain/langgraph-sdk";
 import { describe, expect, it } from "vitest";
 import { agentsProject, collect, outcome, sdkSuites, threadState, useCompatServers } from "./harness.ts";
 
@@ -123,7 +124,8 @@ sdkSuites((sdk) => {
     });
 
     it("max_concurrency and run_name reach LangGraph.js on ours (the reference drops them)", async () => {
-      const config = { max_concurrency: 3, run_name: "compat-run" };
+      // As the Python SDK sends them; the JS SDK's Config type does not declare these keys.
+      const config = { max_concurrency: 3, run_name: "compat-run" } as Config;
       const run = (kind: "reference" | "ours") =>
         servers.run(kind, sdk, async ({ client }) => {
           const events = await collect(
