@@ -27,7 +27,7 @@ export function buildRun(
   payload: RunCreate,
   assistant: Assistant,
   thread: Thread,
-  options: { runId: string; temporary: boolean; headers: IncomingHttpHeaders; now: string },
+  options: { runId: string; temporary: boolean; headers: IncomingHttpHeaders; now: string; protocol?: boolean },
 ): Run {
   const checkpoint: JsonObject = {};
   if (payload.checkpoint) Object.assign(checkpoint, payload.checkpoint);
@@ -66,6 +66,7 @@ export function buildRun(
       webhook: payload.webhook ?? null,
       feedback_keys: payload.feedback_keys ?? null,
       temporary: options.temporary,
+      ...(options.protocol && { protocol: true }),
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ServerModule } from "../app.ts";
 import type { ServerContext } from "../context.ts";
+import type { RunEventLog } from "../stream/event-log.ts";
 import { runRoutes } from "./http/thread-routes.ts";
 import { createRedisRunBackend, type RunBackend } from "./queue/backend.ts";
 import { createMemoryRunBackend } from "./queue/memory-backend.ts";
@@ -19,6 +20,9 @@ export interface RunsModuleOptions {
 export interface RunsModule extends ServerModule {
   /** Available once the module started. */
   service(): RunService;
+  /** The runs' event logs (available once started), which the thread-centric protocol streams from. */
+  events(): RunEventLog;
+  settings: RunSettings;
 }
 
 function openBackend(ctx: ServerContext): Promise<RunBackend> | RunBackend {
@@ -44,6 +48,11 @@ export function runsModule(options: RunsModuleOptions = {}): RunsModule {
   return {
     name: "runs",
     service,
+    events: () => {
+      if (!started) throw new Error("the runs module has not started");
+      return started.backend.events;
+    },
+    settings,
     async start(ctx) {
       const backend = await openBackend(ctx);
       const pool = new RunWorkerPool(ctx, backend, {

@@ -129,6 +129,8 @@ export const RunKwargsSchema = z
     webhook: z.string().nullish(),
     feedback_keys: z.array(z.string()).nullish(),
     temporary: z.boolean(),
+    /** Started through the thread-centric protocol (`POST /threads/{id}/commands`): streams protocol events. */
+    protocol: z.boolean().optional(),
   })
   .register(apiSchemas, { id: "RunKwargs" });
 export type RunKwargs = z.infer<typeof RunKwargsSchema>;

@@ -114,13 +114,14 @@ export class RunService {
   /**
    * Creates a run on `threadId` (or, without one, on a temporary thread) and queues it. With
    * `runId` creating is idempotent: when a run with that id exists it is returned and nothing
-   * else happens (a temporary thread then has the run's id too).
+   * else happens (a temporary thread then has the run's id too). A `protocol` run streams the
+   * events of the thread-centric protocol (thread-stream/).
    */
   async create(
     threadId: string | undefined,
     payload: RunCreate,
     headers: IncomingHttpHeaders,
-    { runId }: { runId?: string } = {},
+    { runId, protocol }: { runId?: string; protocol?: boolean } = {},
   ): Promise<Run> {
     const { store } = this.#backend;
     const created = runId === undefined ? undefined : await store.get(runId);
@@ -141,6 +142,7 @@ export class RunService {
       temporary,
       headers,
       now: new Date().toISOString(),
+      protocol,
     });
     const busyThread = await this.#ctx.storage.threads.update(
       thread.thread_id,

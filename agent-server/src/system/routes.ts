@@ -34,6 +34,8 @@ function featureFlags(routes: AnyRoute[], semanticSearch: boolean, tracing: bool
     a2a: mounted("/a2a"),
     mcp: mounted("/mcp"),
     metrics: mounted("/metrics"),
+    // The thread-centric protocol of SDK ≥ 1.13 (`client.threads.stream`), over SSE only.
+    thread_stream: routes.some((route) => route.path.endsWith("/stream/events")),
     // Runs are traced to LangSmith; per-run `langsmith_tracer` replicas are not supported.
     langsmith: tracing,
     langsmith_tracing_replicas: false,

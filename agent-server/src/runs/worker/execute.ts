@@ -11,6 +11,7 @@ import {
   mapGraphChunk,
   needsStreamEvents,
 } from "../../stream/modes.ts";
+import { type GraphProtocolEvent, PROTOCOL_EVENT, ProtocolEventMapper } from "../../thread-stream/events.ts";
 import { toJsonValue } from "../../threads/state.ts";
 import type { ClaimedRun } from "../queue/store.ts";
 import type { Run, RunCommand } from "../schemas.ts";
@@ -183,7 +184,25 @@ export async function executeRun(
       // After the `values` event that carries them, as the reference server sends them.
       if (rootValues && legacy) for (const event of legacy.values(data)) emit(event);
     };
-    if (viaStreamEvents) {
+    if (run.kwargs.protocol) {
+      // The protocol's events come from LangGraph's own converter, as on the reference server.
+      const mapper = new ProtocolEventMapper(graphId);
+      emit({ event: PROTOCOL_EVENT, data: mapper.started() });
+      const events = (await graph.streamEvents(
+        input as any,
+        { ...streamOptions, version: "v3" } as any,
+      )) as unknown as AsyncIterable<GraphProtocolEvent>;
+      for await (const event of events) {
+        const { namespace, data } = event.params;
+        if (event.method === "values" && namespace.length === 0) {
+          if (data && typeof data === "object" && INTERRUPT in data) interrupted = true;
+          latest = data;
+          latestJson = undefined;
+        }
+        for (const stored of mapper.map(event)) emit({ event: PROTOCOL_EVENT, data: stored });
+      }
+      if (!signal.aborted) emit({ event: PROTOCOL_EVENT, data: mapper.finished(interrupted) });
+    } else if (viaStreamEvents) {
       const legacy = requested.has("messages") ? new LegacyMessages() : undefined;
       const events = graph.streamEvents(
         input as any,

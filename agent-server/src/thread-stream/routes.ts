@@ -1,0 +1,91 @@
+import { type AnyRoute, defineRoute, type Logger } from "@agentplane/common";
+import { z } from "zod";
+import type { ServerModule } from "../app.ts";
+import type { RunService } from "../runs/service.ts";
+import type { RunEventLog } from "../stream/event-log.ts";
+import type { ThreadService } from "../threads/service.ts";
+import { CommandResponseSchema, CommandSchema, EventStreamRequestSchema } from "./schemas.ts";
+import { ThreadProtocolService } from "./service.ts";
+import { streamProtocolEvents } from "./stream.ts";
+
+const ThreadParamsSchema = z.object({ thread_id: z.uuid() });
+
+export interface ThreadStreamRoutesOptions {
+  heartbeatMs: number;
+  stallMs: number;
+  logger: Logger;
+}
+
+/** A numeric `Last-Event-ID` (a generic SSE client reconnecting) stands for `since`. */
+const lastEventId = (header: string | undefined): number | undefined =>
+  header !== undefined && /^\d+$/.test(header) ? Number(header) : undefined;
+
+/** The thread-centric protocol over HTTP: commands, and filtered SSE event streams. */
+export function threadStreamRoutes(
+  runs: RunService,
+  threads: ThreadService,
+  events: RunEventLog,
+  options: ThreadStreamRoutesOptions,
+): AnyRoute[] {
+  const protocol = new ThreadProtocolService(runs, threads, events);
+  const tag = "Thread Stream";
+  return [
+    defineRoute({
+      method: "post",
+      path: "/threads/:thread_id/commands",
+      operationId: "thread_command",
+      tag,
+      summary: "Run a protocol command (run.start, input.respond, state.get, state.listCheckpoints, state.fork)",
+      params: ThreadParamsSchema,
+      body: CommandSchema,
+      response: CommandResponseSchema,
+      errors: [404, 409],
+      handler: async ({ params, body, req, res }) => {
+        const { status, body: answer } = await protocol.handle(params.thread_id, body, req.headers);
+        res.status(status).json(answer);
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/threads/:thread_id/stream/events",
+      operationId: "thread_stream_events",
+      tag,
+      summary: "Stream the thread's protocol events (SSE), filtered by channel and namespace, from `since` on",
+      params: ThreadParamsSchema,
+      body: EventStreamRequestSchema,
+      errors: [404],
+      handler: async ({ params, body, req, res }) => {
+        // Before the SSE headers: an unknown thread is still a 404.
+        await threads.get(params.thread_id);
+        const filter = {
+          channels: new Set(body.channels),
+          namespaces: body.namespaces,
+          depth: body.depth,
+          since: body.since ?? lastEventId(req.header("last-event-id")),
+        };
+        await streamProtocolEvents(runs, events, res, params.thread_id, filter, options);
+      },
+    }),
+  ];
+}
+
+/** A stream whose client takes nothing for this long is cut off (its buffer freed). */
+const STALL_MS = 60_000;
+
+/** The protocol's routes; runs and threads come from their modules once started. */
+export function threadStreamModule(deps: {
+  runs: () => RunService;
+  events: () => RunEventLog;
+  threads: () => ThreadService;
+  settings: { heartbeatMs: number };
+}): ServerModule {
+  return {
+    name: "thread-stream",
+    routes: (ctx) =>
+      threadStreamRoutes(deps.runs(), deps.threads(), deps.events(), {
+        heartbeatMs: deps.settings.heartbeatMs,
+        stallMs: STALL_MS,
+        logger: ctx.logger,
+      }),
+  };
+}

@@ -1,0 +1,254 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { HttpError, toValidationIssues, type ValidationIssue } from "@agentplane/common";
+import type { z } from "zod";
+import type { RunService } from "../runs/service.ts";
+import type { RunEventLog } from "../stream/event-log.ts";
+import type { ThreadService } from "../threads/service.ts";
+import { toSeq } from "./events.ts";
+import {
+  type Command,
+  InputRespondParamsSchema,
+  ListCheckpointsParamsSchema,
+  RunStartParamsSchema,
+  StateForkParamsSchema,
+  StateGetParamsSchema,
+} from "./schemas.ts";
+
+/** How long a thread's list of protocol runs outlives its last run.start (refreshed by each). */
+const INDEX_TTL_SECONDS = 30 * 24 * 3600;
+
+/** The event log that lists a thread's protocol runs in start order (entry n: the run with ordinal n + 1). */
+export const runIndexId = (threadId: string) => `protocol-runs:${threadId}`;
+
+/** One entry of a thread's run list. */
+export interface IndexedRun {
+  run_id: string;
+  graph_id: string;
+}
+
+export type CommandResponse =
+  | { type: "success"; id: number; result: Record<string, unknown>; meta: Record<string, unknown> }
+  | { type: "error"; id: number | null; error: string; message: string; detail?: ValidationIssue[] };
+
+/** A command that cannot be applied: its protocol error code and the HTTP status it is answered with. */
+export class CommandError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly detail?: ValidationIssue[];
+
+  constructor(status: number, code: string, message: string, detail?: ValidationIssue[]) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.detail = detail;
+  }
+}
+
+/** Protocol error codes of the HTTP errors the run and thread services throw. */
+const CODES: Record<number, string> = { 404: "no_such_run", 409: "invalid_argument", 422: "invalid_argument" };
+
+function parseParams<S extends z.ZodType>(schema: S, command: Command): z.output<S> {
+  const params = command.params ?? {};
+  const parsed = schema.safeParse(params);
+  if (parsed.success) return parsed.data;
+  const detail = toValidationIssues(parsed.error, "body", params).map((issue) => ({
+    ...issue,
+    loc: ["body", "params", ...issue.loc.slice(1)],
+  }));
+  const message = detail.map((issue) => `${issue.loc.slice(2).join(".") || "params"}: ${issue.msg}`).join("; ");
+  throw new CommandError(422, "invalid_argument", `${command.method}: ${message}`, detail);
+}
+
+/**
+ * The commands of the thread-centric protocol. It keeps nothing in memory: runs are ordinary
+ * queued runs marked `protocol` (any replica executes them), listed per thread in an event log
+ * so every replica numbers their events the same way (see `events.ts`).
+ */
+export class ThreadProtocolService {
+  readonly #runs: RunService;
+  readonly #threads: ThreadService;
+  readonly #events: RunEventLog;
+
+  constructor(runs: RunService, threads: ThreadService, events: RunEventLog) {
+    this.#runs = runs;
+    this.#threads = threads;
+    this.#events = events;
+  }
+
+  /** Runs `command`; a failure is an error response carrying the HTTP status to answer with. */
+  async handle(
+    threadId: string,
+    command: Command,
+    headers: IncomingHttpHeaders,
+  ): Promise<{ status: number; body: CommandResponse }> {
+    try {
+      const { result, ordinal } = await this.#apply(threadId, command, headers);
+      const meta = { thread_id: threadId, ...(ordinal !== undefined && { applied_through_seq: toSeq(ordinal, 0) }) };
+      return { status: 200, body: { type: "success", id: command.id, result, meta } };
+    } catch (error) {
+      const failure =
+        error instanceof CommandError
+          ? error
+          : error instanceof HttpError && error.status < 500
+            ? new CommandError(
+                error.status,
+                CODES[error.status] ?? "invalid_argument",
+                typeof error.detail === "string" ? error.detail : error.message,
+                typeof error.detail === "string" ? undefined : error.detail,
+              )
+            : undefined;
+      if (!failure) throw error;
+      const body: CommandResponse = {
+        type: "error",
+        id: command.id,
+        error: failure.code,
+        message: failure.message,
+        ...(failure.detail && { detail: failure.detail }),
+      };
+      return { status: failure.status, body };
+    }
+  }
+
+  async #apply(
+    threadId: string,
+    command: Command,
+    headers: IncomingHttpHeaders,
+  ): Promise<{ result: Record<string, unknown>; ordinal?: number }> {
+    switch (command.method) {
+      case "run.start":
+        return this.#start(threadId, command, headers);
+      case "input.respond":
+        return this.#respond(threadId, command, headers);
+      case "state.get":
+        return { result: await this.#state(threadId, command) };
+      case "state.listCheckpoints":
+        return { result: await this.#checkpoints(threadId, command) };
+      case "state.fork":
+        return this.#fork(threadId, command, headers);
+      case "subscription.subscribe":
+      case "subscription.unsubscribe":
+      case "subscription.reconnect":
+      case "agent.getTree":
+      case "input.inject":
+        throw new CommandError(422, "not_supported", `${command.method} is not supported by this server`);
+      default:
+        throw new CommandError(422, "unknown_command", `Unknown protocol command: ${command.method}`);
+    }
+  }
+
+  /** Creates a protocol run and lists it on the thread; its ordinal numbers its events. */
+  async #createRun(
+    threadId: string,
+    payload: Parameters<RunService["create"]>[1],
+    headers: IncomingHttpHeaders,
+  ): Promise<{ runId: string; ordinal: number }> {
+    const run = await this.#runs.create(
+      threadId,
+      { ...payload, stream_mode: ["values"], stream_subgraphs: true, stream_resumable: true, if_not_exists: "create" },
+      headers,
+      { protocol: true },
+    );
+    const graphId = String((run.kwargs.config.configurable as Record<string, unknown> | undefined)?.graph_id ?? "");
+    const entry: IndexedRun = { run_id: run.run_id, graph_id: graphId };
+    const id = runIndexId(threadId);
+    await this.#events.append(id, [{ event: "run", data: JSON.stringify(entry) }], INDEX_TTL_SECONDS);
+    const last = await this.#events.last(id);
+    return { runId: run.run_id, ordinal: (last?.id ?? 0) + 1 };
+  }
+
+  async #start(threadId: string, command: Command, headers: IncomingHttpHeaders) {
+    const { multitaskStrategy, ...params } = parseParams(RunStartParamsSchema, command);
+    const { runId, ordinal } = await this.#createRun(
+      threadId,
+      { ...params, multitask_strategy: params.multitask_strategy ?? multitaskStrategy ?? "enqueue" },
+      headers,
+    );
+    return { result: { run_id: runId }, ordinal };
+  }
+
+  /** The assistant the thread last ran: what resumes and forks run. */
+  async #assistantOf(threadId: string): Promise<string> {
+    const thread = await this.#threads.get(threadId);
+    const assistant = thread.metadata.assistant_id ?? thread.metadata.graph_id;
+    if (typeof assistant !== "string") throw new CommandError(404, "no_such_run", "No run was started on this thread");
+    return assistant;
+  }
+
+  async #respond(threadId: string, command: Command, headers: IncomingHttpHeaders) {
+    const params = parseParams(InputRespondParamsSchema, command);
+    const assistant = await this.#assistantOf(threadId);
+    const entries = "responses" in params ? params.responses : [params];
+    const state = await this.#threads.state(threadId, {}, true);
+    const pending = new Set(state.tasks.flatMap((task) => task.interrupts.map((interrupt) => interrupt.id)));
+    if (pending.size === 0) {
+      throw new CommandError(409, "no_such_interrupt", "input.respond can only be used while the run is interrupted");
+    }
+    const unknown = entries.find((entry) => !pending.has(entry.interrupt_id));
+    if (unknown) throw new CommandError(404, "no_such_interrupt", `No pending interrupt ${unknown.interrupt_id}`);
+    const resume = Object.fromEntries(entries.map((entry) => [entry.interrupt_id, entry.response]));
+    const { ordinal } = await this.#createRun(
+      threadId,
+      {
+        assistant_id: assistant,
+        command: { resume, update: params.update, goto: params.goto },
+        config: params.config,
+        metadata: params.metadata,
+        multitask_strategy: "enqueue",
+      },
+      headers,
+    );
+    return { result: {}, ordinal };
+  }
+
+  async #state(threadId: string, command: Command) {
+    const { keys } = parseParams(StateGetParamsSchema, command);
+    const state = await this.#threads.state(threadId, {}, false);
+    const values = state.values as Record<string, unknown> | null;
+    const picked =
+      keys && values ? Object.fromEntries(Object.entries(values).filter(([key]) => keys.includes(key))) : values;
+    const checkpoint = state.checkpoint?.checkpoint_id
+      ? { id: state.checkpoint.checkpoint_id, ns: state.checkpoint.checkpoint_ns }
+      : undefined;
+    return { values: picked ?? {}, ...(checkpoint && { checkpoint }) };
+  }
+
+  async #checkpoints(threadId: string, command: Command) {
+    const { limit, before } = parseParams(ListCheckpointsParamsSchema, command);
+    const history = await this.#threads.history(threadId, { limit: limit ?? 10, before });
+    const checkpoints = history.flatMap((state) => {
+      const id = state.checkpoint?.checkpoint_id;
+      if (!id) return [];
+      const step = typeof state.metadata.step === "number" ? state.metadata.step : 0;
+      const writes = state.metadata.writes;
+      const node = writes && typeof writes === "object" ? Object.keys(writes)[0] : undefined;
+      return [
+        {
+          id,
+          timestamp: state.created_at ?? "",
+          step,
+          ...(node && { node_name: node }),
+          metadata: state.metadata,
+        },
+      ];
+    });
+    return { checkpoints };
+  }
+
+  async #fork(threadId: string, command: Command, headers: IncomingHttpHeaders) {
+    const params = parseParams(StateForkParamsSchema, command);
+    const assistant = await this.#assistantOf(threadId);
+    const { runId, ordinal } = await this.#createRun(
+      threadId,
+      {
+        assistant_id: assistant,
+        input: params.input ?? null,
+        config: params.config,
+        metadata: params.metadata,
+        checkpoint_id: params.checkpoint_id,
+        multitask_strategy: "enqueue",
+      },
+      headers,
+    );
+    return { result: { run_id: runId, thread_id: threadId }, ordinal };
+  }
+}

@@ -1,0 +1,107 @@
+import type { Logger } from "@agentplane/common";
+import type { Response } from "express";
+import type { RunService } from "../runs/service.ts";
+import { END_EVENT, type RunEventLog } from "../stream/event-log.ts";
+import { readRunEvents } from "../stream/reader.ts";
+import { openSse } from "../stream/sse.ts";
+import { type EventFilter, fromSeq, matchesFilter, type ProtocolEvent, toProtocolEvent } from "./events.ts";
+import { type IndexedRun, runIndexId } from "./service.ts";
+
+export interface EventStreamOptions {
+  heartbeatMs: number;
+  /** A client that takes none of what was sent for this long is disconnected. */
+  stallMs: number;
+  logger: Logger;
+}
+
+/**
+ * Resolves true once the client took what the response buffered, false when it went away or took
+ * nothing for `stallMs`; a stalled connection is destroyed so its buffer is freed.
+ */
+function drained(res: Response, stallMs: number): Promise<boolean> {
+  if (res.destroyed || res.writableEnded) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      res.off("drain", onDrain);
+      res.off("close", onClose);
+      if (!ok) res.destroy();
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    const timer = setTimeout(() => done(false), stallMs);
+    res.on("drain", onDrain);
+    res.on("close", onClose);
+  });
+}
+
+/** Where a stream starts: the ordinal of the first run to read and the log position after which to read it. */
+function startPoint(since: number | undefined): { ordinal: number; position: number } {
+  if (since === undefined) return { ordinal: 1, position: -1 };
+  const point = fromSeq(since);
+  return point.ordinal < 1 ? { ordinal: 1, position: -1 } : point;
+}
+
+/**
+ * `POST /threads/{id}/stream/events`: the thread's protocol events that pass `filter`, from its
+ * first protocol run (or after `since`) on, live, until the client disconnects. Everything is
+ * read from Redis (the thread's run list, then each run's log in turn), so any replica serves
+ * any stream while a third executes the run. Logs are read only as fast as the client takes the
+ * events: a client that stops reading holds one page of one log until `stallMs`, then is cut off.
+ */
+export async function streamProtocolEvents(
+  runs: RunService,
+  events: RunEventLog,
+  res: Response,
+  threadId: string,
+  filter: EventFilter,
+  options: EventStreamOptions,
+): Promise<void> {
+  const { heartbeatMs, stallMs } = options;
+  const controller = new AbortController();
+  res.on("close", () => controller.abort());
+  const { signal } = controller;
+  const start = startPoint(filter.since);
+  openSse(res);
+  /** Writes, then waits while the response buffer is full; false once the client is gone or stalled. */
+  const write = async (text: string) => res.write(text) || (await drained(res, stallMs));
+  const send = (event: ProtocolEvent) =>
+    write(`id: ${event.event_id}\nevent: ${event.method}\ndata: ${JSON.stringify(event)}\n\n`);
+  const heartbeat = () => write(": heartbeat\n\n");
+  try {
+    // The run list, live: entries appended later (new runs, from any replica) arrive here too.
+    const listed = readRunEvents(events, runIndexId(threadId), {
+      afterId: start.ordinal - 2,
+      signal,
+      heartbeatMs,
+      isOver: async () => false,
+    });
+    for await (const entry of listed) {
+      if ("heartbeat" in entry) {
+        if (!(await heartbeat())) return;
+        continue;
+      }
+      const ordinal = entry.id + 1;
+      const run = JSON.parse(entry.data) as IndexedRun;
+      const after = ordinal === start.ordinal ? start.position : -1;
+      const last = await runs.lastEvent(run.run_id);
+      // Resuming after the run's end, or its log expired: nothing of it is left to send.
+      if (last?.event === END_EVENT && last.id <= after) continue;
+      if (!last && (await runs.isOver(run.run_id))) continue;
+      for await (const item of runs.readEvents(run.run_id, { afterId: after, signal, heartbeatMs })) {
+        if ("heartbeat" in item) {
+          if (!(await heartbeat())) return;
+          continue;
+        }
+        const event = toProtocolEvent(ordinal, run.graph_id, item);
+        if (event && matchesFilter(filter, event) && !(await send(event))) return;
+      }
+    }
+  } catch (error) {
+    options.logger.error({ err: error, thread_id: threadId }, "streaming protocol events failed");
+  } finally {
+    controller.abort();
+    res.end();
+  }
+}
