@@ -8,7 +8,7 @@ import { resourcePath, resources } from "./kube/resources.ts";
 import { type RunningOperator, startOperator } from "./operator.ts";
 import { ATTACKS, type Attack, OTHER_SECRET, OWN_SECRET } from "./testing/attacks.ts";
 import { DEPLOYMENT_ID } from "./testing/fixtures.ts";
-import { restrictedViolations } from "./testing/pod-security.ts";
+import { restrictedViolations } from "../../testing/kube-apiserver/pod-security.ts";
 
 /**
  * Custom resources written straight to the API (as kubectl would, past the control plane's

@@ -1,5 +1,6 @@
 import { rejectBuiltin } from "./builtin-validation.ts";
 import { badRequest, invalid, KubeError } from "./errors.ts";
+import { kubeValidationErrors } from "./kube-validation.ts";
 import type { ResourceType } from "./resources.ts";
 import { type FieldError, validateAndPrune } from "./schema-validation.ts";
 import type { KubeObject } from "./store.ts";
@@ -67,7 +68,11 @@ function metadataErrors(object: KubeObject): FieldError[] {
 export function admit(resource: ResourceType, object: KubeObject, old: KubeObject | undefined, strict: boolean): void {
   checkMicroTimes(resource, object);
   if (resource.validateBuiltin) rejectBuiltin(resource, object, resource.validateBuiltin(object));
-  const errors = [...(old ? [] : nameErrors(resource, object.metadata.name)), ...metadataErrors(object)];
+  const errors = [
+    ...(old ? [] : nameErrors(resource, object.metadata.name)),
+    ...metadataErrors(object),
+    ...kubeValidationErrors(resource, object, old),
+  ];
   if (resource.schema) {
     const check = validateAndPrune(resource.schema, object, old);
     if (strict && check.unknownFields.length > 0) {

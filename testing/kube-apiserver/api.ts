@@ -1,9 +1,11 @@
 import { isDeepStrictEqual } from "node:util";
 import { admit, applyDefaults, checkKind, forbidden } from "./admission.ts";
+import { checkOwnerReferences, type UserAuthorizer } from "./authorization.ts";
 import { alreadyExists, badRequest, conflict, invalid, KubeError, notFound, STALE_OBJECT } from "./errors.ts";
 import { FieldManager, type Subresource } from "./managed-fields.ts";
 import { newObject, scopeWrite, specOf, timestamp } from "./object-shape.ts";
 import { isObject, jsonPatch, mergePatch, strategicMergePatch } from "./patch.ts";
+import { type PodSecurityLevel, type PodTemplate, podSecurityViolations } from "./pod-security.ts";
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from "./resources.ts";
 import type { KubeObject, ObjectStore } from "./store.ts";
 
@@ -14,6 +16,11 @@ export interface WriteOptions {
   strict?: boolean;
   subresource?: Subresource;
   force?: boolean;
+  /**
+   * The requesting user's authorizer, when the server emulates authorization: admission checks that
+   * depend on who asks (owner-reference permissions) run only then.
+   */
+  authorize?: UserAuthorizer;
 }
 
 export type PropagationPolicy = "Background" | "Foreground" | "Orphan";
@@ -59,7 +66,7 @@ export class KubeApi {
   create(resource: ResourceType, namespace: string | undefined, body: unknown, options: WriteOptions = {}): KubeObject {
     const object = this.prepareCreate(resource, namespace, body);
     applyDefaults(resource, object);
-    admit(resource, object, undefined, options.strict ?? false);
+    this.admitWrite(resource, object, undefined, options);
     const ownership = this.fields.recordUpdate(resource, undefined, object, options.fieldManager ?? "unknown", "");
     return this.insert(resource, object, ownership, options);
   }
@@ -185,7 +192,7 @@ export class KubeApi {
       const object = this.prepareCreate(resource, namespace, { metadata: { name, namespace } });
       const applied = this.fields.apply(resource, object, patch, options.fieldManager, true, "");
       applyDefaults(resource, applied.object);
-      admit(resource, applied.object, undefined, options.strict ?? false);
+      this.admitWrite(resource, applied.object, undefined, options);
       return this.insert(resource, applied.object, applied.ownership, options);
     }
     const { object, ownership } = this.fields.apply(
@@ -197,6 +204,32 @@ export class KubeApi {
       subresource,
     );
     return this.commit(resource, existing, scopeWrite(resource, existing, object, subresource), ownership, options);
+  }
+
+  /** Validation, then the admission plugins a real cluster runs on the write. */
+  private admitWrite(resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions) {
+    admit(resource, object, old, options.strict ?? false);
+    if (options.authorize) checkOwnerReferences(this.registry, resource, object, old, options.authorize);
+    if (!old && resource.group === "" && resource.plural === "pods") this.admitPodSecurity(object);
+  }
+
+  /**
+   * Pod Security admission: a Pod created in a namespace labelled `pod-security.kubernetes.io/enforce`
+   * must meet that level (workloads are only warned about; their pods are what gets refused).
+   */
+  private admitPodSecurity(pod: KubeObject): void {
+    const namespace = this.store.get(this.resource("v1", "namespaces"), undefined, pod.metadata.namespace ?? "");
+    const level = namespace?.metadata.labels?.["pod-security.kubernetes.io/enforce"] as PodSecurityLevel | undefined;
+    if (!level || level === "privileged") return;
+    const version = namespace?.metadata.labels?.["pod-security.kubernetes.io/enforce-version"] ?? "latest";
+    const violations = podSecurityViolations(pod as unknown as PodTemplate, level);
+    if (violations.length === 0) return;
+    throw new KubeError(
+      403,
+      "Forbidden",
+      `pods "${pod.metadata.name}" is forbidden: violates PodSecurity "${level}:${version}": ${violations.join(", ")}`,
+      { name: pod.metadata.name, kind: "pods" },
+    );
   }
 
   private prepareCreate(resource: ResourceType, namespace: string | undefined, body: unknown): KubeObject {
@@ -261,7 +294,10 @@ export class KubeApi {
         ]);
       }
     }
-    admit(resource, next, current, options.strict ?? false);
+    // Defaults apply to every write: a field dropped by its last manager (say `replicas` under
+    // server-side apply) comes back with its default, not empty.
+    applyDefaults(resource, next);
+    this.admitWrite(resource, next, current, options);
     if (resource.tracksGeneration && !isDeepStrictEqual(specOf(current), specOf(next))) {
       next.metadata.generation = (current.metadata.generation ?? 0) + 1;
     }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type DeleteOptions, type KubeApi, PATCH_TYPES, type PropagationPolicy, type WriteOptions } from "./api.ts";
+import { forbiddenRequest, type UserAuthorizer } from "./authorization.ts";
 import { badRequest, KubeError } from "./errors.ts";
 import type { Subresource } from "./managed-fields.ts";
 import { isObject } from "./patch.ts";
@@ -12,6 +13,9 @@ import { serveWatch } from "./watch.ts";
 
 export interface HandlerOptions {
   bookmarkIntervalMs: number;
+  /** The requesting user's authorizer, when the server emulates authorization. */
+  authorize?: UserAuthorizer;
+  user?: string;
 }
 
 export function sendJson(response: ServerResponse, code: number, body: unknown): void {
@@ -29,7 +33,12 @@ function successStatus(resource: ResourceType, object: KubeObject): Record<strin
   };
 }
 
-function writeOptions(query: URLSearchParams, request: IncomingMessage, subresource: Subresource): WriteOptions {
+function writeOptions(
+  query: URLSearchParams,
+  request: IncomingMessage,
+  subresource: Subresource,
+  authorize: UserAuthorizer | undefined,
+): WriteOptions {
   // Apply names its manager explicitly; other writes default to the user agent's program name.
   const isApply = mediaType(request) === PATCH_TYPES.apply;
   const fieldManager = isApply ? query.get("fieldManager") : fieldManagerOf(query, request);
@@ -39,6 +48,7 @@ function writeOptions(query: URLSearchParams, request: IncomingMessage, subresou
     strict: query.get("fieldValidation") === "Strict",
     force: query.get("force") === "true",
     subresource,
+    ...(authorize ? { authorize } : {}),
   };
 }
 
@@ -154,7 +164,11 @@ export async function handleResource(
     }
     if (method === "GET") return sendJson(response, 200, list(api, resource, path, query, accept));
     if (method === "POST")
-      return sendJson(response, 201, api.create(resource, namespace, body, writeOptions(query, request, "")));
+      return sendJson(
+        response,
+        201,
+        api.create(resource, namespace, body, writeOptions(query, request, "", options.authorize)),
+      );
     if (method === "DELETE") {
       const targets = listObjects(api, resource, namespace, query);
       const deleted = targets.map((o) =>
@@ -186,12 +200,18 @@ export async function handleResource(
       return sendJson(
         response,
         200,
-        api.update(resource, namespace, name, body, writeOptions(query, request, subresource)),
+        api.update(resource, namespace, name, body, writeOptions(query, request, subresource, options.authorize)),
       );
     case "PATCH": {
-      const options = writeOptions(query, request, subresource);
       const existed = api.store.get(resource, namespace, name) !== undefined;
-      const object = api.patch(resource, namespace, name, mediaType(request), body, options);
+      // Server-side apply of a missing object creates it, so it needs `create` as well as `patch`.
+      const creates = !existed && mediaType(request) === PATCH_TYPES.apply;
+      const create = { verb: "create", group: resource.group, resource: resource.plural, namespace };
+      if (creates && options.authorize && !options.authorize(create)) {
+        throw forbiddenRequest({ user: options.user ?? "", ...create, name }, resource);
+      }
+      const writing = writeOptions(query, request, subresource, options.authorize);
+      const object = api.patch(resource, namespace, name, mediaType(request), body, writing);
       return sendJson(response, existed ? 200 : 201, object);
     }
     case "DELETE": {

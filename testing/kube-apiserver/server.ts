@@ -6,13 +6,14 @@ import { join } from "node:path";
 import type { CrdManifest } from "@agentplane/crds";
 import { stringify } from "yaml";
 import { KubeApi } from "./api.ts";
+import { type Attributes, type Authorizer, forbiddenRequest } from "./authorization.ts";
 import { loadBuiltinValidators } from "./builtin-validation.ts";
 import { coreVersions, group, groupList, resourceList, VERSION_INFO } from "./discovery.ts";
 import { KubeError } from "./errors.ts";
 import { GarbageCollector } from "./gc.ts";
 import { handleResource, sendJson } from "./handlers.ts";
 import { groupVersionDocument, openApiIndex } from "./openapi.ts";
-import { parseResourcePath } from "./request.ts";
+import { parseResourcePath, type ResourcePath } from "./request.ts";
 import { builtinResourceTypes, crdResourceTypes, ResourceRegistry } from "./resources.ts";
 import { type KubeObject, ObjectStore } from "./store.ts";
 
@@ -29,6 +30,13 @@ export interface KubeApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Called once per request with method, path and status code. */
   log?: (line: string) => void;
+  /**
+   * Authorization, off by default (every client is an administrator). When set, each resource request
+   * is authorized for the user its bearer token names (the token is the user name; the kubeconfig's
+   * token `agentplane-test` is yours to allow), a refusal is RBAC's 403, and the admission checks that
+   * depend on the user (OwnerReferencesPermissionEnforcement) run.
+   */
+  authorize?: Authorizer;
 }
 
 export interface KubeApiServer {
@@ -85,6 +93,34 @@ function serveCustomResources(api: KubeApi): () => void {
   });
 }
 
+/** The authorizer's view of a resource request (undefined for a resource the server does not serve: 404 follows). */
+function requestAttributes(
+  user: string,
+  method: string,
+  path: ResourcePath,
+  query: URLSearchParams,
+  api: KubeApi,
+): Attributes | undefined {
+  const resource = api.registry.find(path.apiVersion, path.plural);
+  if (!resource) return undefined;
+  const watch = ["true", "1"].includes(query.get("watch") ?? "");
+  const verbs: Record<string, string> = {
+    GET: path.name ? "get" : watch ? "watch" : "list",
+    POST: "create",
+    PUT: "update",
+    PATCH: "patch",
+    DELETE: path.name ? "delete" : "deletecollection",
+  };
+  return {
+    user,
+    verb: verbs[method] ?? method.toLowerCase(),
+    group: resource.group,
+    resource: path.subresource ? `${resource.plural}/${path.subresource}` : resource.plural,
+    ...(resource.namespaced && path.namespace ? { namespace: path.namespace } : {}),
+    ...(path.name ? { name: path.name } : {}),
+  };
+}
+
 /** Discovery and OpenAPI documents, or undefined when the path is not one. */
 function discoveryDocument(api: KubeApi, pathname: string, serverAddress: string): unknown {
   if (pathname === "/version") return VERSION_INFO;
@@ -116,8 +152,16 @@ function route(api: KubeApi, serverAddress: () => string, options: KubeApiServer
       if (discovery) return sendJson(response, 200, discovery);
       const path = parseResourcePath(pathname, isNamespaced);
       if (!path) throw new KubeError(404, "NotFound", "the server could not find the requested resource");
+      const user = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1] ?? "system:anonymous";
+      const authorize = options.authorize;
+      if (authorize) {
+        const attributes = requestAttributes(user, request.method ?? "GET", path, url.searchParams, api);
+        if (attributes && !authorize(attributes))
+          throw forbiddenRequest(attributes, api.resource(path.apiVersion, path.plural));
+      }
       await handleResource(api, request, response, path, url.searchParams, {
         bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5000,
+        ...(authorize ? { authorize: (attributes) => authorize({ user, ...attributes }), user } : {}),
       });
     } catch (error) {
       const failure =

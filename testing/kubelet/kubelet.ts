@@ -138,7 +138,12 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
         apiVersion: "apps/v1",
         kind: "ReplicaSet",
         metadata: { name: rsName, namespace, labels, ownerReferences: [controllerRef(deployment)] },
-        spec: { replicas: want, selector: { matchLabels: labels }, template: deployment.spec.template },
+        spec: {
+          replicas: want,
+          selector: { matchLabels: labels },
+          // The template carries the hash label too, or the selector would not select its pods.
+          template: { ...deployment.spec.template, metadata: { ...deployment.spec.template.metadata, labels } },
+        },
       }));
     const live = pods.cache
       .list(namespace)

@@ -2,7 +2,7 @@ import type { AgentDeployment, AgentRevision, Resources, RevisionTemplate } from
 import { describe, expect, it } from "vitest";
 import { ATTACKS, type Attack, OWN_SECRET, sidecar } from "../testing/attacks.ts";
 import { agentDeployment, agentRevision, DEPLOYMENT_ID } from "../testing/fixtures.ts";
-import { restrictedViolations } from "../testing/pod-security.ts";
+import { restrictedViolations } from "../../../testing/kube-apiserver/pod-security.ts";
 import { buildAgentDeployment } from "./agent-server.ts";
 import {
   describeViolations,

@@ -1,8 +1,8 @@
 /**
- * The Pod Security Standards `restricted` profile (baseline controls plus the restricted ones) as a
- * test check over a pod template, written from the published profile:
+ * The Pod Security Standards `baseline` and `restricted` profiles as a check over a pod (template),
+ * written from the published profile, used by the test server's Pod Security admission and by tests:
  * https://kubernetes.io/docs/concepts/security/pod-security-standards/
- * Returns one line per violation (empty = the pod would be admitted under `restricted`).
+ * Returns one line per violation (empty = the pod would be admitted at that level).
  */
 
 type Json = Record<string, any>;
@@ -51,7 +51,16 @@ function containersOf(spec: Json): { field: string; container: Json }[] {
   );
 }
 
+/** Pod Security Standards levels (`pod-security.kubernetes.io/enforce` values). */
+export type PodSecurityLevel = "privileged" | "baseline" | "restricted";
+
 export function restrictedViolations(pod: PodTemplate): string[] {
+  return podSecurityViolations(pod, "restricted");
+}
+
+/** Violations of `level` (each level includes the ones below it; `privileged` allows everything). */
+export function podSecurityViolations(pod: PodTemplate, level: PodSecurityLevel): string[] {
+  if (level === "privileged") return [];
   const found: string[] = [];
   const spec = pod.spec ?? {};
   const podSc: Json = spec.securityContext ?? {};
@@ -95,6 +104,8 @@ export function restrictedViolations(pod: PodTemplate): string[] {
   for (const sysctl of podSc.sysctls ?? []) {
     if (!SAFE_SYSCTLS.has(sysctl?.name)) found.push(`sysctls: ${sysctl?.name} is not a safe sysctl`);
   }
+
+  if (level === "baseline") return found;
 
   // --- restricted ---
   for (const [i, volume] of (spec.volumes ?? []).entries()) {
