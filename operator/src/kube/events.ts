@@ -9,6 +9,18 @@ export type EventType = "Normal" | "Warning";
 /** How many events may wait to be sent; beyond that new ones are dropped (client-go does the same). */
 const MAX_PENDING = 200;
 const SENDERS = 2;
+/** The apiserver's limit on `note`, counted in bytes (Go's len), not characters. */
+export const NOTE_MAX_BYTES = 1024;
+
+/** `text` cut to at most `maxBytes` of UTF-8, never inside a character. */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text);
+  if (bytes.length <= maxBytes) return text;
+  let end = maxBytes;
+  // Back up over continuation bytes (10xxxxxx) to the start of the character that does not fit.
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString("utf8");
+}
 
 /**
  * Records events.k8s.io/v1 Events on an object, best effort: a small queue with two senders, so a
@@ -46,7 +58,7 @@ export class EventRecorder {
       reportingInstance: this.instance,
       action,
       reason,
-      note: note.slice(0, 1024),
+      note: truncateUtf8(note, NOTE_MAX_BYTES),
       type,
       regarding: { apiVersion: regarding.apiVersion, kind: regarding.kind, name: meta.name, namespace, uid: meta.uid },
     };
