@@ -247,6 +247,45 @@ describe("failures", () => {
   });
 });
 
+describe("objects the API server refuses", () => {
+  it("a CPU limit below the request (written past the control plane) -> DEPLOY_FAILED with the server's message, a Warning Event and a condition", async () => {
+    const id = randomUUID();
+    const revisionId = randomUUID();
+    await createAgentDeployment(cluster.kube, {
+      namespace: NS,
+      id,
+      revisionId,
+      image: "example/agent:1",
+      resources: { cpu: 2, cpuLimit: 0.5 },
+      redis: { externalUrlSecretRef: { name: "redis", key: "url" } },
+    });
+    await eventually(() => revisionStatus(revisionId).then((s) => s === "DEPLOY_FAILED"), 20_000, "DEPLOY_FAILED");
+    const refusal = "must be less than or equal to cpu limit of 500m";
+    const revision = (await getRevision(revisionId)) as AgentRevision;
+    expect(revision.status?.message).toContain("ObjectRejected: Kubernetes refused Deployment");
+    expect(revision.status?.message).toContain(refusal);
+    const agd = (await getAgd(id)) as AgentDeployment;
+    expect(agd.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "RevisionFailed",
+    });
+    const degraded = agd.status?.conditions?.find((c) => c.type === "Degraded");
+    expect(degraded).toMatchObject({ status: "True", reason: "ObjectRejected" });
+    expect(degraded?.message).toContain(refusal);
+    const warnings = await eventually(() => {
+      const found = cluster.api
+        .list("events.k8s.io/v1", "events", NS)
+        .filter(
+          (e: any) => e.regarding?.uid === agd.metadata.uid && e.type === "Warning" && e.reason === "ObjectRejected",
+        );
+      return found.length > 0 ? found : undefined;
+    });
+    expect((warnings[0] as { note?: string }).note).toContain(refusal);
+    await cluster.kube.delete(agdPath(id));
+    await eventually(() => getAgd(id).then((a) => a === undefined));
+  });
+});
+
 describe("health and metrics", () => {
   it("serves /healthz, /readyz and /metrics", async () => {
     const base = `http://127.0.0.1:${operator.healthPort}`;

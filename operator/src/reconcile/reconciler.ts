@@ -20,7 +20,7 @@ import { managesRedis } from "../build/redis.ts";
 import type { BuildSettings } from "../build/settings.ts";
 import type { ReconcileResult } from "../controller-runtime/work-queue.ts";
 import type { Metrics } from "../http/metrics.ts";
-import { isConflict, type KubeClient, type KubeObject } from "../kube/client.ts";
+import { isConflict, KubeApiError, type KubeClient, type KubeObject } from "../kube/client.ts";
 import type { EventRecorder } from "../kube/events.ts";
 import { type ResourceType, resourcePath, resources, resourceTypeOf } from "../kube/resources.ts";
 import { agentDeploymentStatus } from "../status/deployment.ts";
@@ -30,7 +30,7 @@ import {
   revisionStatusFor,
   supersededOutcome,
 } from "../status/revisions.ts";
-import { type PodFailure, podFailure, type Rollout, rolloutStatus } from "../status/rollout.ts";
+import { type LiveDeployment, type PodFailure, podFailure, type Rollout, rolloutStatus } from "../status/rollout.ts";
 import { type Caches, childCache, type LiveService } from "./caches.ts";
 import { cleanUp } from "./cleanup.ts";
 
@@ -42,6 +42,20 @@ interface Write {
 }
 
 const CACHE_LAG_MS = 5_000;
+
+/** A child the API server refused as written (its intent hash and the server's message). */
+interface Rejection {
+  hash: string;
+  message: string;
+}
+
+/**
+ * Answers that refuse the object itself, so sending it again cannot help: 422 Invalid (validation,
+ * immutable fields) and 400 (it cannot be decoded). A 403 is left to retry: RBAC can be fixed.
+ */
+function isRefusal(error: unknown): error is KubeApiError {
+  return error instanceof KubeApiError && (error.code === 422 || error.code === 400);
+}
 /** How long a create-once child seen to exist is trusted to still exist (it has no informer). */
 const CREATED_RECHECK_MS = 5 * 60_000;
 
@@ -84,6 +98,11 @@ export class Reconciler {
    * again from a stale cache would only bump resourceVersions and wake everyone up.
    */
   private readonly written = new Map<string, Map<string, Write>>();
+  /**
+   * Per AgentDeployment key: children the API server refused, by `Kind/name`. Not sent again until
+   * their intent changes (or the live object goes away), so a refusal is reported once, not per reconcile.
+   */
+  private readonly rejected = new Map<string, Map<string, Rejection>>();
 
   constructor(deps: ReconcilerDeps) {
     this.deps = deps;
@@ -94,10 +113,12 @@ export class Reconciler {
     const agd = this.deps.caches.agentDeployments.get(name, namespace);
     if (!agd) {
       this.written.delete(key);
+      this.rejected.delete(key);
       return undefined;
     }
     if (agd.metadata.deletionTimestamp) {
       this.written.delete(key);
+      this.rejected.delete(key);
       const done = await cleanUp(agd, this.deps);
       return done ? undefined : { requeueAfterMs: 1000 };
     }
@@ -112,10 +133,10 @@ export class Reconciler {
 
     // A spec the control plane would have refused (written past it, e.g. with kubectl) is not rendered
     // at all: what runs stays as it was, and the revision fails with the offending fields named.
-    const rejection = await this.policyRejection(agd, active);
-    const deployment = rejection
-      ? this.deps.caches.deployments.get(agentName(agd), namespace)
-      : await this.applyChildren(agd, active);
+    const policy = await this.policyRejection(agd, active);
+    const applied = policy ? undefined : await this.applyChildren(agd, active);
+    const deployment = applied ? applied.deployment : this.deps.caches.deployments.get(agentName(agd), namespace);
+    const rejection = policy ?? applied?.refused;
     const servesActive = deployment?.spec?.template?.metadata?.labels?.[REVISION_LABEL] === nameOf(active);
     const rollout: Rollout | undefined = deployment && servesActive ? rolloutStatus(deployment) : undefined;
     const pods = this.deps.caches.pods
@@ -207,12 +228,18 @@ export class Reconciler {
    * Applies every child whose intent changed (in parallel: they are independent objects) and deletes
    * those that must not exist; returns the agent Deployment as the API server last showed it.
    */
-  private async applyChildren(agd: AgentDeployment, active: AgentRevision) {
+  private async applyChildren(
+    agd: AgentDeployment,
+    active: AgentRevision,
+  ): Promise<{ deployment: LiveDeployment | undefined; refused: PodFailure | undefined }> {
     const { kube, caches, metrics, events } = this.deps;
     const namespace = agd.metadata.namespace as string;
     const desired = desiredChildren(agd, active, this.deps.settings);
     await this.createMissing(agd, desired.createOnce);
     const applied = this.memo(agd);
+    const deploymentKey = `${namespace}/${nameOf(agd)}`;
+    const rejected = this.rejected.get(deploymentKey) ?? new Map<string, Rejection>();
+    this.rejected.set(deploymentKey, rejected);
     let deployment = caches.deployments.get(agentName(agd), namespace);
     const apply = async (child: KubeObject) => {
       const childName = child.metadata?.name as string;
@@ -220,12 +247,26 @@ export class Reconciler {
       const hash = child.metadata?.annotations?.[SPEC_HASH_ANNOTATION] as string;
       const live = childCache(caches, child.kind).get(childName, namespace);
       const liveHash = live?.metadata?.annotations?.[SPEC_HASH_ANNOTATION];
+      if (rejected.get(key)?.hash === hash) return;
+      rejected.delete(key);
       if (liveHash === hash || this.stillPending(applied.get(key), hash, live)) return;
-      const result = await kube.apply<KubeObject>(
-        resourcePath(resourceTypeOf(child), namespace, childName),
-        child,
-        FIELD_MANAGER,
-      );
+      let result: KubeObject;
+      try {
+        result = await kube.apply<KubeObject>(
+          resourcePath(resourceTypeOf(child), namespace, childName),
+          child,
+          FIELD_MANAGER,
+        );
+      } catch (error) {
+        if (!isRefusal(error)) throw error;
+        // Kubernetes refused the object as rendered: the revision fails with the server's words
+        // instead of retrying the same write forever.
+        const message = `Kubernetes refused ${child.kind} ${childName}: ${error.message}`;
+        rejected.set(key, { hash, message });
+        this.deps.log.warn({ kind: child.kind, name: childName, err: error }, "the API server refused a child");
+        events.record(agd, "Warning", "ObjectRejected", "Apply", message);
+        return;
+      }
       applied.set(key, { hash, basedOn: live?.metadata?.resourceVersion, at: Date.now() });
       metrics.applies.inc({ kind: child.kind });
       if (child.kind === "Deployment") deployment = result;
@@ -240,7 +281,13 @@ export class Reconciler {
       events.record(agd, "Normal", "Deleted", "Delete", `Deleted ${gone.kind} ${gone.name}`);
     };
     await Promise.all([...desired.apply.map(apply), ...desired.absent.map(remove)]);
-    return deployment;
+    const wanted = new Set(desired.apply.map((child) => `${child.kind}/${child.metadata?.name}`));
+    for (const key of rejected.keys()) if (!wanted.has(key)) rejected.delete(key);
+    const [first] = rejected.values();
+    return {
+      deployment,
+      refused: first && { reason: "ObjectRejected", message: [...rejected.values()].map((r) => r.message).join("; ") },
+    };
   }
 
   /**
@@ -262,6 +309,7 @@ export class Reconciler {
   /** The informer saw `kind/name` deleted: whatever we wrote to it is gone. */
   forgetWrite(deploymentKey: string, kind: string, name: string): void {
     this.written.get(deploymentKey)?.delete(`${kind}/${name}`);
+    this.rejected.get(deploymentKey)?.delete(`${kind}/${name}`);
   }
 
   /** True when we already wrote `hash` and the cache has not moved since (it is just behind). */

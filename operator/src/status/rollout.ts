@@ -86,8 +86,11 @@ export function rolloutStatus(deployment: LiveDeployment): Rollout {
 const IMAGE_PULL_REASONS = new Set(["ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull"]);
 
 export interface PodFailure {
-  /** SpecRejected: the pod policy refused the spec, so no pod was ever rendered (see build/pod-policy.ts). */
-  reason: "ImagePullBackOff" | "CrashLoopBackOff" | "Unschedulable" | "SpecRejected";
+  /**
+   * SpecRejected: the pod policy refused the spec, so no pod was ever rendered (see build/pod-policy.ts).
+   * ObjectRejected: the API server refused an object the operator applied (422 Invalid, 403 admission).
+   */
+  reason: "ImagePullBackOff" | "CrashLoopBackOff" | "Unschedulable" | "SpecRejected" | "ObjectRejected";
   message: string;
 }
 
