@@ -1,6 +1,7 @@
 import { HttpError } from "@agentplane/common";
 import type { Response } from "express";
 import { validate as isUuid } from "uuid";
+import type { AuthEvent, RequestAuth } from "../custom-auth/authorize.ts";
 import type { Run } from "../runs/schemas.ts";
 import type { RunService } from "../runs/service.ts";
 import type { RunOutcome } from "../runs/worker/settle.ts";
@@ -31,16 +32,19 @@ export class A2AMethods {
   readonly #threads: ThreadService;
   readonly #runs: RunService;
   readonly #assistant: Assistant;
+  /** The caller under custom auth: tasks on threads it may not see are unknown. */
+  readonly #auth: RequestAuth | undefined;
 
-  constructor(threads: ThreadService, runs: RunService, assistant: Assistant) {
+  constructor(threads: ThreadService, runs: RunService, assistant: Assistant, auth?: RequestAuth) {
     this.#threads = threads;
     this.#runs = runs;
     this.#assistant = assistant;
+    this.#auth = auth;
   }
 
-  async #run(taskId: string): Promise<Run> {
+  async #run(taskId: string, event: AuthEvent = "threads:read"): Promise<Run> {
     try {
-      const run = await this.#runs.get(undefined, taskId);
+      const run = await this.#runs.get(undefined, taskId, this.#auth, event);
       if (run.assistant_id === this.#assistant.assistant_id) return run;
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
@@ -74,6 +78,7 @@ export class A2AMethods {
         previous.thread_id,
         { assistant_id: assistantId, command: { resume: resumeValue(message) } },
         {},
+        { auth: this.#auth },
       );
     }
     if (message.contextId !== undefined && !isUuid(message.contextId)) {
@@ -90,6 +95,7 @@ export class A2AMethods {
           : { if_not_exists: "create" as const }),
       },
       {},
+      { auth: this.#auth },
     );
   }
 
@@ -106,7 +112,7 @@ export class A2AMethods {
 
   async cancel(params: unknown): Promise<A2ATask> {
     const { id } = parseParams(TaskIdParamsSchema, params);
-    const run = await this.#run(id);
+    const run = await this.#run(id, "threads:update");
     const current = await this.#runs.find(run.run_id);
     if (current?.status !== "pending" && current?.status !== "running") {
       throw new JsonRpcError(JSONRPC_ERRORS.taskNotCancelable, `Task ${id} is already finished`);

@@ -3,6 +3,8 @@ import type { Request, Response } from "express";
 import { z } from "zod";
 import type { AssistantService } from "../assistants/service.ts";
 import type { ServerContext } from "../context.ts";
+import type { RequestAuth } from "../custom-auth/authorize.ts";
+import { requestAuth } from "../custom-auth/module.ts";
 import type { RunService } from "../runs/service.ts";
 import type { Assistant } from "../storage/types.ts";
 import { serverVersion } from "../system/versions.ts";
@@ -78,7 +80,7 @@ export function a2aRoutes(ctx: ServerContext, { runs, assistants, threads }: A2A
   const load = (idOrGraphId: string) => assistants().find(idOrGraphId);
   const baseUrl = (req: Request) => `${req.protocol}://${req.get("host")}`;
 
-  async function answer(assistant: Assistant, body: unknown, res: Response): Promise<unknown> {
+  async function answer(assistant: Assistant, body: unknown, res: Response, auth?: RequestAuth): Promise<unknown> {
     const envelope = EnvelopeSchema.safeParse(body);
     if (!envelope.success) {
       res
@@ -87,7 +89,7 @@ export function a2aRoutes(ctx: ServerContext, { runs, assistants, threads }: A2A
       return undefined;
     }
     const { id = null, method, params } = envelope.data;
-    const methods = new A2AMethods(threads(), runs(), assistant);
+    const methods = new A2AMethods(threads(), runs(), assistant, auth);
     const aborted = new AbortController();
     res.once("close", () => aborted.abort());
     try {
@@ -141,7 +143,7 @@ export function a2aRoutes(ctx: ServerContext, { runs, assistants, threads }: A2A
         "A2A JSON-RPC 2.0: message/send, message/stream (SSE), tasks/get, tasks/cancel, and their v1.0 names SendMessage, SendStreamingMessage, GetTask, CancelTask",
       params: z.object({ assistant_id: z.string().min(1) }),
       errors: [400, 404],
-      handler: async ({ params, body, res }) => {
+      handler: async ({ params, body, req, res }) => {
         const assistant = await load(params.assistant_id);
         if (!assistant) {
           const error = failure(
@@ -152,7 +154,7 @@ export function a2aRoutes(ctx: ServerContext, { runs, assistants, threads }: A2A
           res.status(404).json(error);
           return undefined;
         }
-        return answer(assistant, body, res);
+        return answer(assistant, body, res, requestAuth(req));
       },
     }),
     defineRoute({

@@ -1,5 +1,6 @@
 import { type AnyRoute, defineRoute } from "@agentplane/common";
 import { z } from "zod";
+import { requestAuth } from "../custom-auth/module.ts";
 import {
   CronCountSchema,
   CronCreateSchema,
@@ -25,7 +26,7 @@ export function cronRoutes(service: () => CronService): AnyRoute[] {
       body: CronCreateSchema,
       response: CronSchema,
       errors: [404],
-      handler: ({ body }) => service().create(undefined, body),
+      handler: ({ body, req }) => service().create(undefined, body, requestAuth(req)),
     }),
     defineRoute({
       method: "post",
@@ -37,7 +38,7 @@ export function cronRoutes(service: () => CronService): AnyRoute[] {
       body: CronCreateSchema.omit({ on_run_completed: true }),
       response: CronSchema,
       errors: [404],
-      handler: ({ params, body }) => service().create(params.thread_id, body),
+      handler: ({ params, body, req }) => service().create(params.thread_id, body, requestAuth(req)),
     }),
     defineRoute({
       method: "post",
@@ -47,7 +48,7 @@ export function cronRoutes(service: () => CronService): AnyRoute[] {
       summary: "Search crons",
       body: CronSearchSchema,
       response: z.array(CronSchema.partial()),
-      handler: ({ body }) => service().search(body),
+      handler: ({ body, req }) => service().search(body, requestAuth(req)),
     }),
     defineRoute({
       method: "post",
@@ -57,7 +58,7 @@ export function cronRoutes(service: () => CronService): AnyRoute[] {
       summary: "Count crons",
       body: CronCountSchema,
       response: z.number().int(),
-      handler: ({ body }) => service().count(body),
+      handler: ({ body, req }) => service().count(body, requestAuth(req)),
     }),
     defineRoute({
       method: "get",
@@ -68,7 +69,7 @@ export function cronRoutes(service: () => CronService): AnyRoute[] {
       params: CronParamsSchema,
       response: CronSchema,
       errors: [404],
-      handler: ({ params }) => service().get(params.cron_id),
+      handler: ({ params, req }) => service().get(params.cron_id, requestAuth(req)),
     }),
     defineRoute({
       method: "patch",
@@ -80,7 +81,7 @@ export function cronRoutes(service: () => CronService): AnyRoute[] {
       body: CronPatchSchema,
       response: CronSchema,
       errors: [404],
-      handler: ({ params, body }) => service().patch(params.cron_id, body),
+      handler: ({ params, body, req }) => service().patch(params.cron_id, body, requestAuth(req)),
     }),
     defineRoute({
       method: "delete",
@@ -92,8 +93,8 @@ export function cronRoutes(service: () => CronService): AnyRoute[] {
       response: null,
       status: 204,
       errors: [404],
-      handler: async ({ params }) => {
-        await service().delete(params.cron_id);
+      handler: async ({ params, req }) => {
+        await service().delete(params.cron_id, requestAuth(req));
       },
     }),
   ];

@@ -2,6 +2,13 @@ import { HttpError, notFound } from "@agentplane/common";
 import { v4 as uuidv4, v5 as uuidv5 } from "uuid";
 import { resolveAssistantId } from "../assistants/resolve.ts";
 import type { ServerContext } from "../context.ts";
+import {
+  type AuthEvent,
+  authConfigurable,
+  authorize,
+  matchesAuthFilter,
+  type RequestAuth,
+} from "../custom-auth/authorize.ts";
 import type { RunService } from "../runs/service.ts";
 import type { JsonObject } from "../storage/types.ts";
 import { nextRunAfter, ScheduleError, type ScheduleRules, validateSchedule, validateTimezone } from "./schedule.ts";
@@ -78,13 +85,23 @@ export class CronService {
   }
 
   /** Filtered, sorted, paged and projected as the search asks. */
-  async search(search: CronSearch): Promise<Partial<Cron>[]> {
-    return searchCrons(await this.#store.all(), this.#byAssistantId(search));
+  async search(search: CronSearch, auth?: RequestAuth): Promise<Partial<Cron>[]> {
+    const { assistant_id, thread_id, limit, offset } = search;
+    const visible = await this.#visible(auth, { assistant_id, thread_id, limit, offset });
+    return searchCrons(visible, this.#byAssistantId(search));
   }
 
-  async count(filter: CronFilter): Promise<number> {
+  async count(filter: CronFilter, auth?: RequestAuth): Promise<number> {
     const resolved = this.#byAssistantId(filter);
-    return (await this.#store.all()).filter((cron) => matchesCronFilter(cron, resolved)).length;
+    const { assistant_id, thread_id } = filter;
+    const visible = await this.#visible(auth, { assistant_id, thread_id, limit: 0, offset: 0 });
+    return visible.filter((cron) => matchesCronFilter(cron, resolved)).length;
+  }
+
+  /** Every cron whose metadata matches `auth`'s filter for `crons:search`. */
+  async #visible(auth: RequestAuth | undefined, value: object): Promise<Cron[]> {
+    const filter = await authorize(auth, "crons:search", value);
+    return (await this.#store.all()).filter((cron) => matchesAuthFilter(cron.metadata, filter));
   }
 
   /** Crons store the assistant id that create resolved a graph id to: a filter names it the same way. */
@@ -93,15 +110,35 @@ export class CronService {
     return { ...filter, assistant_id: resolveAssistantId(this.#ctx, filter.assistant_id) };
   }
 
-  async create(threadId: string | undefined, body: CronCreate): Promise<Cron> {
+  /**
+   * With `auth`, `crons:create` may refuse the cron or stamp its metadata; a thread cron needs a
+   * thread the user can read; the cron's runs act as the user who created it.
+   */
+  async create(threadId: string | undefined, body: CronCreate, auth?: RequestAuth): Promise<Cron> {
     const timezone = body.timezone ?? null;
     checkSchedule(body.schedule, timezone, this.#rules);
     const assistantId = resolveAssistantId(this.#ctx, body.assistant_id);
     if (!(await this.#ctx.storage.assistants.get(assistantId))) {
       throw notFound(`No assistant found for "${body.assistant_id}"`);
     }
-    if (threadId !== undefined && !(await this.#ctx.storage.threads.get(threadId))) {
-      throw notFound(`Thread ${threadId} not found`);
+    const value = {
+      payload: runPayload(body),
+      schedule: body.schedule,
+      thread_id: threadId,
+      user_id: auth?.user.identity,
+      end_time: body.end_time,
+      metadata: { ...body.metadata },
+    };
+    await authorize(auth, "crons:create", value);
+    const threadFilter = await authorize(auth, "threads:read", { thread_id: threadId });
+    if (threadId !== undefined) {
+      const thread = await this.#ctx.storage.threads.get(threadId);
+      if (!thread || !matchesAuthFilter(thread.metadata, threadFilter)) throw notFound(`Thread ${threadId} not found`);
+    }
+    if (auth) {
+      const config = (body.config ?? {}) as JsonObject;
+      const configurable = { ...(config.configurable as JsonObject | undefined), ...authConfigurable(auth) };
+      body = { ...body, metadata: value.metadata, config: { ...config, configurable } };
     }
     const now = new Date().toISOString();
     const cron: Cron = {
@@ -115,7 +152,7 @@ export class CronService {
       created_at: now,
       updated_at: now,
       payload: runPayload(body),
-      user_id: null,
+      user_id: auth?.user.identity ?? null,
       next_run_date: null,
       metadata: body.metadata ?? {},
       enabled: body.enabled ?? true,
@@ -125,15 +162,26 @@ export class CronService {
     return cron;
   }
 
-  async get(cronId: string): Promise<Cron> {
+  /** 404 when unknown, or when `auth`'s handler for `event` filters it out. */
+  async get(cronId: string, auth?: RequestAuth, event: AuthEvent = "crons:read", value?: object): Promise<Cron> {
+    const filter = await authorize(auth, event, value ?? { cron_id: cronId });
     const cron = await this.#store.get(cronId);
-    if (!cron) throw notFound(`Cron ${cronId} not found`);
+    if (!cron || !matchesAuthFilter(cron.metadata, filter)) throw notFound(`Cron ${cronId} not found`);
     return cron;
   }
 
   /** Payload fields replace, metadata merges, `end_time: null` clears; the next run is recomputed. */
-  async patch(cronId: string, patch: CronPatch): Promise<Cron> {
-    const cron = await this.get(cronId);
+  async patch(cronId: string, patch: CronPatch, auth?: RequestAuth): Promise<Cron> {
+    const value = { cron_id: cronId, payload: runPayload(patch), schedule: patch.schedule, metadata: patch.metadata };
+    const cron = await this.get(cronId, auth, "crons:update", value);
+    if (auth) {
+      // A new config keeps the creator's user for the cron's runs (the patcher's: the same owner).
+      const config = patch.config && {
+        ...patch.config,
+        configurable: { ...patch.config.configurable, ...authConfigurable(auth) },
+      };
+      patch = { ...patch, metadata: value.metadata, ...(config && { config }) };
+    }
     const timezone = patch.timezone ?? cron.timezone;
     const schedule = patch.schedule ?? cron.schedule;
     checkSchedule(schedule, timezone, this.#rules);
@@ -154,7 +202,8 @@ export class CronService {
     return updated;
   }
 
-  async delete(cronId: string): Promise<void> {
+  async delete(cronId: string, auth?: RequestAuth): Promise<void> {
+    if (auth) await this.get(cronId, auth, "crons:delete");
     if (!(await this.#store.delete(cronId))) throw notFound(`Cron ${cronId} not found`);
   }
 

@@ -108,7 +108,7 @@ describe("RequestAuth.authorize", () => {
       [null, undefined],
       [true, undefined],
     ] as const) {
-      const auth = new RequestAuth(alice, asProject(new Auth().on("*", () => result)));
+      const auth = new RequestAuth(alice, asProject(new Auth().on("*", () => result as never)));
       expect(await auth.authorize("threads:read", {})).toBe(filter);
     }
     const denying = new RequestAuth(alice, asProject(new Auth().on("*", () => false)));

@@ -160,6 +160,18 @@ export class RequestAuth {
   }
 }
 
+/**
+ * Where graphs find the authenticated user, as on the reference: `config.configurable` keys a
+ * run is stored with, so a worker in another process sees the same user.
+ */
+export function authConfigurable(auth: RequestAuth): Record<string, unknown> {
+  return {
+    langgraph_auth_user: auth.user,
+    langgraph_auth_user_id: auth.user.identity,
+    langgraph_auth_permissions: auth.permissions,
+  };
+}
+
 /** The filter (if any) and the possibly changed value: no auth, no filter. */
 export async function authorize<V extends object>(
   auth: RequestAuth | undefined,

@@ -4,6 +4,7 @@ import type { ErrorRequestHandler, Response } from "express";
 import type { ServerModule } from "../app.ts";
 import type { AssistantService } from "../assistants/service.ts";
 import type { ServerContext } from "../context.ts";
+import { requestAuth } from "../custom-auth/module.ts";
 import { readHttpSection } from "../http/section.ts";
 import type { RunService } from "../runs/service.ts";
 import { createMcpServer } from "./server.ts";
@@ -46,7 +47,7 @@ function mcpRoutes(ctx: ServerContext, runs: () => RunService, assistants: () =>
       tag,
       summary: "MCP streamable-HTTP endpoint (stateless): each assistant is a tool that runs its graph",
       handler: async ({ req, res }) => {
-        const server = createMcpServer(ctx, runs(), assistants());
+        const server = createMcpServer(ctx, runs(), assistants(), requestAuth(req));
         const transport = new StreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,

@@ -1,5 +1,6 @@
 import type { AssistantService } from "../assistants/service.ts";
 import type { ServerContext } from "../context.ts";
+import type { RequestAuth } from "../custom-auth/authorize.ts";
 import type { RunService } from "../runs/service.ts";
 import type { RunOutcome } from "../runs/worker/settle.ts";
 import type { Assistant, JsonObject } from "../storage/types.ts";
@@ -17,14 +18,16 @@ export interface AssistantTool {
 /** MCP tool names allow letters, digits, `_` and `-` (pure). */
 export const toolName = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "assistant";
 
-/** One tool per assistant: its name (unique, the id appended on clashes), description and input schema. */
-export async function assistantTools(ctx: ServerContext, assistants: AssistantService): Promise<AssistantTool[]> {
-  const { items } = await assistants.search({
-    limit: MAX_TOOLS,
-    offset: 0,
-    sort_by: "created_at",
-    sort_order: "asc",
-  });
+/** One tool per assistant (that `auth` may search): its name (unique, the id appended on clashes), description and input schema. */
+export async function assistantTools(
+  ctx: ServerContext,
+  assistants: AssistantService,
+  auth?: RequestAuth,
+): Promise<AssistantTool[]> {
+  const { items } = await assistants.search(
+    { limit: MAX_TOOLS, offset: 0, sort_by: "created_at", sort_order: "asc" },
+    auth,
+  );
   const taken = new Set<string>();
   const tools: AssistantTool[] = [];
   for (const assistant of items) {
@@ -50,7 +53,8 @@ export async function runAndWait(
   assistantId: string,
   input: unknown,
   signal: AbortSignal,
+  auth?: RequestAuth,
 ): Promise<RunOutcome | undefined> {
-  const run = await runs.create(undefined, { assistant_id: assistantId, input }, {});
+  const run = await runs.create(undefined, { assistant_id: assistantId, input }, {}, { auth });
   return runs.outcome(run, signal, 5000);
 }

@@ -3,6 +3,13 @@ import { conflict, notFound } from "@agentplane/common";
 import { v7 as uuidv7 } from "uuid";
 import { resolveAssistantId } from "../assistants/resolve.ts";
 import type { ServerContext } from "../context.ts";
+import {
+  type AuthEvent,
+  authConfigurable,
+  authorize,
+  matchesAuthFilter,
+  type RequestAuth,
+} from "../custom-auth/authorize.ts";
 import type { Assistant, Thread, ThreadTtlPolicy } from "../storage/types.ts";
 import { END_EVENT, type LoggedEvent } from "../stream/event-log.ts";
 import { readRunEvents } from "../stream/reader.ts";
@@ -17,6 +24,20 @@ import type { WorkerSlot } from "./worker/worker.ts";
 
 const BUSY_MESSAGE =
   "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.";
+
+/**
+ * The run's config with the authenticated user where graphs find it, as on the reference
+ * (`langgraph_auth_user`, `_user_id`, `_permissions`), over anything the request put there. It
+ * is stored with the run, so a worker in another process sees the same user; the credentials
+ * the request carried are not (only the user `authenticate` returned).
+ */
+function withAuthUser(payload: RunCreate, auth: RequestAuth): RunCreate {
+  const config = objectOr(payload.config);
+  return {
+    ...payload,
+    config: { ...config, configurable: { ...objectOr(config.configurable), ...authConfigurable(auth) } },
+  };
+}
 
 /** Gone, or in a final status. */
 const isFinished = (run: Run | undefined) => !run || (run.status !== "pending" && run.status !== "running");
@@ -121,12 +142,18 @@ export class RunService {
     threadId: string | undefined,
     payload: RunCreate,
     headers: IncomingHttpHeaders,
-    { runId, protocol }: { runId?: string; protocol?: boolean } = {},
+    { runId, protocol, auth }: { runId?: string; protocol?: boolean; auth?: RequestAuth } = {},
   ): Promise<Run> {
     const { store } = this.#backend;
     const created = runId === undefined ? undefined : await store.get(runId);
     if (created) return created;
     const strategy = payload.multitask_strategy ?? "enqueue";
+    let filter: Record<string, unknown> | undefined;
+    if (auth) {
+      const authorized = await this.#authorizeCreate(threadId, payload, runId, auth);
+      filter = authorized.filter;
+      payload = { ...withAuthUser(payload, auth), metadata: authorized.metadata };
+    }
     const [assistant, existing, busy] = await Promise.all([
       this.#assistant(payload.assistant_id),
       threadId === undefined ? undefined : this.#ctx.storage.threads.get(threadId),
@@ -134,6 +161,10 @@ export class RunService {
         ? store.inflight(threadId).then((runs) => runs.length > 0)
         : false,
     ]);
+    // Someone else's thread is unknown: no run on it, and no new thread of its id either.
+    if (threadId !== undefined && existing && !matchesAuthFilter(existing.metadata, filter)) {
+      throw threadNotFound(threadId);
+    }
     if (busy) throw conflict(BUSY_MESSAGE);
     const thread = await this.#thread(threadId, existing, payload, assistant, runId);
     const temporary = threadId === undefined && payload.on_completion !== "keep";
@@ -179,6 +210,39 @@ export class RunService {
   }
 
   /**
+   * `threads:create_run` with what the reference passes; the handler may change the run's
+   * metadata (which a new thread gets too). The filter the thread must match, and the metadata.
+   */
+  async #authorizeCreate(
+    threadId: string | undefined,
+    payload: RunCreate,
+    runId: string | undefined,
+    auth: RequestAuth,
+  ) {
+    const strategy = payload.multitask_strategy ?? "enqueue";
+    const value = {
+      thread_id: threadId,
+      assistant_id: payload.assistant_id,
+      run_id: runId,
+      status: "pending",
+      metadata: { ...payload.metadata },
+      prevent_insert_if_inflight: strategy === "reject",
+      multitask_strategy: strategy,
+      if_not_exists: payload.if_not_exists,
+      after_seconds: payload.after_seconds,
+      kwargs: {
+        input: payload.input,
+        command: payload.command,
+        config: payload.config,
+        context: payload.context,
+        stream_mode: payload.stream_mode,
+      },
+    };
+    const filter = await authorize(auth, "threads:create_run", value);
+    return { filter, metadata: value.metadata };
+  }
+
+  /**
    * Another process created the same run id between the first check and the enqueue: its run
    * stands, and the thread marked busy above is idle again unless that run is still at work.
    */
@@ -190,12 +254,31 @@ export class RunService {
     return (await store.get(run.run_id)) ?? run;
   }
 
-  /** The run, 404 when unknown or (with `threadId`) on another thread. */
-  async get(threadId: string | undefined, runId: string): Promise<Run> {
-    if (threadId !== undefined) await this.#requireThread(threadId);
+  /**
+   * The run, 404 when unknown, (with `threadId`) on another thread, or on a thread `auth`'s
+   * handler for `event` filters out (reading it, or `threads:update` to cancel, `threads:delete`
+   * to delete).
+   */
+  async get(
+    threadId: string | undefined,
+    runId: string,
+    auth?: RequestAuth,
+    event: AuthEvent = "threads:read",
+  ): Promise<Run> {
+    const filter = await authorize(auth, event, { thread_id: threadId, run_id: runId });
+    if (threadId !== undefined) await this.#requireThread(threadId, filter);
     const run = await this.#backend.store.get(runId);
     if (!run || (threadId !== undefined && run.thread_id !== threadId)) throw notFound("Run not found");
+    if (filter && threadId === undefined) {
+      const thread = await this.#ctx.storage.threads.get(run.thread_id);
+      if (!thread || !matchesAuthFilter(thread.metadata, filter)) throw notFound("Run not found");
+    }
     return run;
+  }
+
+  /** The thread, 404 when unknown or filtered out by `auth`'s handler for `event`. */
+  async thread(threadId: string, auth?: RequestAuth, event: AuthEvent = "threads:read"): Promise<Thread> {
+    return this.#requireThread(threadId, await authorize(auth, event, { thread_id: threadId }));
   }
 
   /** Stops a pending run at once, or signals the worker executing it (in whatever process). */
@@ -301,9 +384,9 @@ export class RunService {
     return this.#backend.store.get(runId);
   }
 
-  /** The thread's runs, newest first; 404 when the thread does not exist. */
-  async list(threadId: string, query: RunListQuery): Promise<Run[]> {
-    await this.#requireThread(threadId);
+  /** The thread's runs, newest first; 404 when the thread does not exist (or `auth` may not read it). */
+  async list(threadId: string, query: RunListQuery, auth?: RequestAuth): Promise<Run[]> {
+    await this.thread(threadId, auth);
     return this.#backend.store.list(threadId, query);
   }
 
@@ -312,9 +395,18 @@ export class RunService {
     return (await this.#backend.store.list(threadId, { limit, offset: 0 })).reverse();
   }
 
-  /** Pending and running runs of every thread. */
-  inflight(): Promise<Run[]> {
-    return this.#backend.store.allInflight();
+  /** Pending and running runs of every thread (with `auth`, of the threads it may update). */
+  async inflight(auth?: RequestAuth): Promise<Run[]> {
+    const runs = await this.#backend.store.allInflight();
+    const filter = await authorize(auth, "threads:update", {});
+    if (!filter) return runs;
+    const visible = await Promise.all(
+      runs.map(async (run) => {
+        const thread = await this.#ctx.storage.threads.get(run.thread_id);
+        return thread !== undefined && matchesAuthFilter(thread.metadata, filter);
+      }),
+    );
+    return runs.filter((_, i) => visible[i]);
   }
 
   /** The run's events after `afterId` (`-1`: all), live until its `__end__` entry (yielded too). */
@@ -338,7 +430,9 @@ export class RunService {
     });
   }
 
-  async #requireThread(threadId: string): Promise<void> {
-    if (!(await this.#ctx.storage.threads.get(threadId))) throw threadNotFound(threadId);
+  async #requireThread(threadId: string, filter?: Record<string, unknown>): Promise<Thread> {
+    const thread = await this.#ctx.storage.threads.get(threadId);
+    if (!thread || !matchesAuthFilter(thread.metadata, filter)) throw threadNotFound(threadId);
+    return thread;
   }
 }

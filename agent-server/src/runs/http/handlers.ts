@@ -1,6 +1,7 @@
 import type { Logger } from "@agentplane/common";
 import type { Request, Response } from "express";
 import type { z } from "zod";
+import { requestAuth } from "../../custom-auth/module.ts";
 import type { RunCreate } from "../build.ts";
 import type { JoinStreamQuerySchema, Run } from "../schemas.ts";
 import type { RunService } from "../service.ts";
@@ -22,12 +23,12 @@ function lastEventId(req: Request): number {
  */
 export function runHandlers(service: RunService, { heartbeatMs, logger }: { heartbeatMs: number; logger: Logger }) {
   const create = async (threadId: string | undefined, body: RunCreate, req: Request, res: Response) => {
-    const run = await service.create(threadId, body, req.headers);
+    const run = await service.create(threadId, body, req.headers, { auth: requestAuth(req) });
     res.setHeader("Content-Location", runLocation(run, threadId === undefined));
     return run;
   };
   const stream = async (threadId: string | undefined, body: RunCreate, req: Request, res: Response) => {
-    const run = await service.create(threadId, body, req.headers);
+    const run = await service.create(threadId, body, req.headers, { auth: requestAuth(req) });
     const headers: Record<string, string> = { "Content-Location": runLocation(run, threadId === undefined) };
     if (run.kwargs.resumable) headers.Location = `${runLocation(run, threadId === undefined)}/stream`;
     await respondWithStream(service, res, run, {
@@ -39,7 +40,7 @@ export function runHandlers(service: RunService, { heartbeatMs, logger }: { hear
     });
   };
   const wait = async (threadId: string | undefined, body: RunCreate, req: Request, res: Response) => {
-    const run = await service.create(threadId, body, req.headers);
+    const run = await service.create(threadId, body, req.headers, { auth: requestAuth(req) });
     await respondWithOutcome(service, res, run, {
       headers: { "Content-Location": runLocation(run, threadId === undefined) },
       cancelOnDisconnect: body.on_disconnect === "cancel",
@@ -54,7 +55,7 @@ export function runHandlers(service: RunService, { heartbeatMs, logger }: { hear
     req: Request,
     res: Response,
   ) => {
-    const run = await service.get(threadId, runId);
+    const run = await service.get(threadId, runId, requestAuth(req));
     await respondWithStream(service, res, run, {
       headers: {},
       afterId: lastEventId(req),

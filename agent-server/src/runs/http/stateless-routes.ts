@@ -1,5 +1,6 @@
 import { type AnyRoute, defineRoute } from "@agentplane/common";
 import { z } from "zod";
+import { requestAuth } from "../../custom-auth/module.ts";
 import {
   JoinStreamQuerySchema,
   type Run,
@@ -60,7 +61,9 @@ export function statelessRunRoutes(service: RunService, { create, stream, wait, 
       errors: [404],
       handler: async ({ body, req }) => {
         const runs: Run[] = [];
-        for (const payload of body) runs.push(await service.create(undefined, payload, req.headers));
+        for (const payload of body) {
+          runs.push(await service.create(undefined, payload, req.headers, { auth: requestAuth(req) }));
+        }
         return runs;
       },
     }),

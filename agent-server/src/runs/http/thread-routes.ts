@@ -15,6 +15,7 @@ import {
   ThreadRunParamsSchema,
   ThreadStreamQuerySchema,
 } from "../schemas.ts";
+import { requestAuth } from "../../custom-auth/module.ts";
 import type { RunService } from "../service.ts";
 import { runHandlers } from "./handlers.ts";
 import { respondWithOutcome } from "./respond.ts";
@@ -80,7 +81,7 @@ export function runRoutes(service: RunService, { heartbeatMs, logger }: RunRoute
       query: RunListQuerySchema,
       response: z.array(RunSchema),
       errors: [404],
-      handler: ({ params, query }) => service.list(params.thread_id, query),
+      handler: ({ params, query, req }) => service.list(params.thread_id, query, requestAuth(req)),
     }),
     defineRoute({
       method: "get",
@@ -91,7 +92,7 @@ export function runRoutes(service: RunService, { heartbeatMs, logger }: RunRoute
       params: ThreadRunParamsSchema,
       response: RunSchema,
       errors: [404],
-      handler: ({ params }) => service.get(params.thread_id, params.run_id),
+      handler: ({ params, req }) => service.get(params.thread_id, params.run_id, requestAuth(req)),
     }),
     defineRoute({
       method: "delete",
@@ -103,7 +104,8 @@ export function runRoutes(service: RunService, { heartbeatMs, logger }: RunRoute
       status: 204,
       response: null,
       errors: [404, 409],
-      handler: async ({ params }) => service.delete(await service.get(params.thread_id, params.run_id)),
+      handler: async ({ params, req }) =>
+        service.delete(await service.get(params.thread_id, params.run_id, requestAuth(req), "threads:delete")),
     }),
     defineRoute({
       method: "get",
@@ -115,8 +117,8 @@ export function runRoutes(service: RunService, { heartbeatMs, logger }: RunRoute
       query: JoinQuerySchema,
       response: RunResultSchema,
       errors: [404],
-      handler: async ({ params, query, res }) => {
-        const run = await service.get(params.thread_id, params.run_id);
+      handler: async ({ params, query, req, res }) => {
+        const run = await service.get(params.thread_id, params.run_id, requestAuth(req));
         await respondWithOutcome(service, res, run, {
           headers: {},
           cancelOnDisconnect: query.cancel_on_disconnect,
@@ -147,8 +149,8 @@ export function runRoutes(service: RunService, { heartbeatMs, logger }: RunRoute
       status: 202,
       response: null,
       errors: [404],
-      handler: async ({ params, query, res }) => {
-        const run = await service.get(params.thread_id, params.run_id);
+      handler: async ({ params, query, req, res }) => {
+        const run = await service.get(params.thread_id, params.run_id, requestAuth(req), "threads:update");
         await service.cancel(run, query.action);
         if (!query.wait) {
           res.status(202).end();
@@ -169,12 +171,15 @@ export function runRoutes(service: RunService, { heartbeatMs, logger }: RunRoute
       status: 204,
       response: null,
       errors: [404],
-      handler: async ({ query, body }) => {
+      handler: async ({ query, body, req }) => {
+        const auth = requestAuth(req);
         let runs: Run[];
         if ("run_ids" in body) {
-          runs = await Promise.all(body.run_ids.map((runId) => service.get(body.thread_id, runId)));
+          runs = await Promise.all(
+            body.run_ids.map((runId) => service.get(body.thread_id, runId, auth, "threads:update")),
+          );
         } else {
-          const inflight = await service.inflight();
+          const inflight = await service.inflight(auth);
           runs = body.status === "all" ? inflight : inflight.filter((run) => run.status === body.status);
         }
         for (const run of runs) await service.cancel(run, query.action);
@@ -189,13 +194,16 @@ export function runRoutes(service: RunService, { heartbeatMs, logger }: RunRoute
       params: ThreadIdParamsSchema,
       query: ThreadStreamQuerySchema,
       errors: [404],
-      handler: ({ params, query, req, res }) =>
-        streamThread(service, res, params.thread_id, {
+      handler: async ({ params, query, req, res }) => {
+        // The thread must be the user's to read before anything of it streams.
+        await service.thread(params.thread_id, requestAuth(req));
+        await streamThread(service, res, params.thread_id, {
           heartbeatMs,
           modes: query.stream_modes ?? query.stream_mode ?? ["run_modes"],
           lastEventId: req.header("last-event-id"),
           logger,
-        }),
+        });
+      },
     }),
     ...statelessRunRoutes(service, handlers),
   ];
