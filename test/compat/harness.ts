@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, spawnServer } from "../../agent-server/src/runs/testing/process.ts";
@@ -21,23 +23,36 @@ export interface SdkUnderTest {
   Client: ClientClass;
 }
 
+/** `Client` and version of an SDK package, by package name or by the path of its directory. */
+async function loadSdk(specifier: string): Promise<Omit<SdkUnderTest, "name">> {
+  const entry = specifier.startsWith("/")
+    ? pathToFileURL(createRequire(`${specifier}/`).resolve(specifier)).href
+    : specifier;
+  const sdk = (await import(entry)) as { Client: ClientClass };
+  const manifest = specifier.startsWith("/")
+    ? pathToFileURL(`${specifier}/package.json`).href
+    : `${specifier}/package.json`;
+  const { version } = (await import(manifest, { with: { type: "json" } })).default as { version: string };
+  return { version, Client: sdk.Client };
+}
+
 /**
  * The SDK versions to run the suites with: the pinned `@langchain/langgraph-sdk` and, when installed
- * under that alias, the newest 1.x as `@langchain/langgraph-sdk-1`. A missing alias is reported
- * (`missing`) so suites can say why it is skipped instead of passing silently.
+ * under that alias, the newest 1.x as `@langchain/langgraph-sdk-1`; also any SDK package
+ * directories listed in `AGENTPLANE_COMPAT_SDKS` (comma-separated), to try a version without
+ * changing the lockfile. A missing alias is reported (`missing`) so suites can say why it is
+ * skipped instead of passing silently.
  */
-export async function sdkVersions(): Promise<{ available: SdkUnderTest[]; missing: string[] }> {
-  const packages = ["@langchain/langgraph-sdk", "@langchain/langgraph-sdk-1"];
+export async function sdkVersions(env = process.env): Promise<{ available: SdkUnderTest[]; missing: string[] }> {
+  const extra = (env.AGENTPLANE_COMPAT_SDKS ?? "").split(",").filter(Boolean);
   const available: SdkUnderTest[] = [];
   const missing: string[] = [];
-  for (const name of packages) {
+  for (const name of ["@langchain/langgraph-sdk", "@langchain/langgraph-sdk-1", ...extra]) {
     try {
-      const sdk = (await import(name)) as { Client: ClientClass };
-      const { version } = (await import(`${name}/package.json`, { with: { type: "json" } })).default as {
-        version: string;
-      };
-      available.push({ name, version, Client: sdk.Client });
-    } catch {
+      available.push({ name, ...(await loadSdk(name)) });
+    } catch (error) {
+      // An alias that is not installed is expected; a listed directory that does not load is a mistake.
+      if (extra.includes(name)) throw error;
       missing.push(name);
     }
   }
