@@ -27,6 +27,8 @@ WORKSPACE_ID="$(node -e 'process.stdout.write(require("node:crypto").randomUUID(
 HASH="$(API_KEY="$API_KEY" node -e 'process.stdout.write(require("node:crypto").createHash("sha256").update(process.env.API_KEY).digest("hex"))')"
 cat >"$STATE_DIR/values.yaml" <<VALUES
 controlPlane:
+  # The end-to-end suite expects its agents in one known namespace (docs/install.md: layouts).
+  namespaceLayout: shared
   namespaces: [$AGENT_NAMESPACE]
   apiKeys:
     grants:

@@ -52,7 +52,7 @@ describe("buildAgentDeployment", () => {
     ["revision annotation on the pod template", pod.metadata.annotations["agentplane.dev/revision-id"], REVISION_ID],
     ["user labels on the pod", pod.metadata.labels.team, "a"],
     ["user annotations on the pod", pod.metadata.annotations.note, "x"],
-    ["no service account override", pod.spec.serviceAccountName, undefined],
+    ["no service account unless the revision names a shared one", pod.spec.serviceAccountName, undefined],
     ["no service account token", pod.spec.automountServiceAccountToken, false],
     ["image pull secrets", pod.spec.imagePullSecrets, [{ name: "regcred" }]],
     [
@@ -128,6 +128,13 @@ describe("buildAgentDeployment", () => {
       expect(names.indexOf(name)).toBeGreaterThan(names.indexOf("OPENAI_API_KEY"));
     }
     expect(container.env.find((e: Json) => e.name === "AGENTPLANE_API_KEYS").value).toBe("");
+  });
+
+  it("names the ServiceAccount the revision asks for (the pod policy admits only shared ones), still without a token", () => {
+    const revision = agentRevision({ resources: { serviceAccountName: "workload-identity" } });
+    const spec: Json = buildAgentDeployment(agd, revision, settings).spec.template.spec;
+    expect(spec.serviceAccountName).toBe("workload-identity");
+    expect(spec.automountServiceAccountToken).toBe(false);
   });
 
   it("leaves replicas to the autoscaler when there is one", () => {

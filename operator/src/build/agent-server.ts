@@ -130,8 +130,11 @@ export function buildAgentDeployment(agd: AgentDeployment, revision: AgentRevisi
           annotations: { ...resources?.annotations, [REVISION_ANNOTATION]: revisionId },
         },
         spec: {
-          // No Kubernetes identity for tenant code (the pod policy refuses a serviceAccountName).
+          // No API token for tenant code. A ServiceAccount is named only when an administrator shared
+          // it with the workspace (the pod policy checks that): it can carry image-pull Secrets or a
+          // cloud identity binding, never a Kubernetes token.
           automountServiceAccountToken: false,
+          ...(resources?.serviceAccountName ? { serviceAccountName: resources.serviceAccountName } : {}),
           ...(resources?.imagePullSecrets?.length ? { imagePullSecrets: resources.imagePullSecrets } : {}),
           enableServiceLinks: false,
           securityContext: {
