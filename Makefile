@@ -10,14 +10,21 @@ PLATFORM_DIR ?= .platform
 
 .PHONY: install build dev platform test test-unit test-integration lint format bench bench-compare clean
 
+# npm runs on Node 24 too: on an older system Node it would print an EBADENGINE warning for every
+# package that needs Node 22 or 24 (pages of them). Before the first install, npx fetches the
+# project's Node version just for this; afterwards node_modules/.bin/node is first on PATH.
 node_modules/.package-lock.json: package.json package-lock.json */package.json
-	npm ci --no-audit --no-fund
+	@if [ "$$(node -p 'process.versions.node.split(".")[0]')" = 24 ]; then npm ci --no-audit --no-fund; else \
+	  npx --yes --package=node@$$(node -p 'require("./package.json").devDependencies.node') -c 'npm ci --no-audit --no-fund'; fi
 	@touch $@
 
 install: node_modules/.package-lock.json
 
+# npm links a bin only when its file exists, and dist/ did not at install time: relinked for
+# `npx --no agent-server`.
 build: install
 	npm run build
+	npm rebuild --ignore-scripts @agentplane/agent-server
 
 ## Runs the agent server with the example graph on the embedded (in-memory) store.
 dev: build
