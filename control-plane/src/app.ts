@@ -26,6 +26,11 @@ import { DeploymentService } from "./deployments/service.ts";
 import { createDeploymentCaches, DeploymentStore } from "./deployments/store.ts";
 import { createKubeClients, loadKubeConfig } from "./kube/client.ts";
 import { ConflictRetriesExhausted, kubeReason } from "./kube/errors.ts";
+import { listenerRoutes } from "./listeners/routes.ts";
+import { ListenerService } from "./listeners/service.ts";
+import { ListenerStore } from "./listeners/store.ts";
+import { logRoutes } from "./logs/routes.ts";
+import { LogService } from "./logs/service.ts";
 import { providerRoutes } from "./providers/routes.ts";
 import { ProviderStore } from "./providers/store.ts";
 import { revisionRoutes } from "./revisions/routes.ts";
@@ -93,12 +98,24 @@ export function createControlPlane(config: ControlPlaneConfig, logger: Logger): 
   const kube = createKubeClients(kubeConfig);
   const placement = new NamespacePlacement(config.layout);
   const caches = createDeploymentCaches(kubeConfig, kube, placement.watchScope, logger);
-  const service = new DeploymentService(new DeploymentStore(kube, placement, caches), new RevisionStore(kube), {
-    apiKeyHashes: (tenantId) => grantHashesFor(config.apiKeys, tenantId),
-    logger,
-  });
+  const listeners = new ListenerService(new ListenerStore(kube, config.providersNamespace), placement);
+  const service = new DeploymentService(
+    new DeploymentStore(kube, placement, caches),
+    new RevisionStore(kube),
+    listeners,
+    {
+      apiKeyHashes: (tenantId) => grantHashesFor(config.apiKeys, tenantId),
+      logger,
+    },
+  );
   const providers = new ProviderStore(kube, config.providersNamespace);
-  const routes: AnyRoute[] = [...deploymentRoutes(service), ...revisionRoutes(service), ...providerRoutes(providers)];
+  const routes: AnyRoute[] = [
+    ...deploymentRoutes(service),
+    ...revisionRoutes(service),
+    ...logRoutes(new LogService(kube, service, logger)),
+    ...listenerRoutes(listeners),
+    ...providerRoutes(providers),
+  ];
   const apiKeys = new ApiKeyVerifier<Principal>(
     config.apiKeys.map((grant) => [
       grant.hash,

@@ -22,7 +22,7 @@ export interface ControlPlaneConfig {
   kubeconfigPath?: string;
   /** Where deployments go: a namespace per workspace (the default), or namespaces all tenants share. */
   layout: NamespaceLayout;
-  /** Namespace of the OAuth provider ConfigMaps and Secrets. */
+  /** Namespace of the control plane's own records: OAuth provider and listener ConfigMaps, provider Secrets. */
   providersNamespace: string;
   apiKeys: ApiKeyGrant[];
   /** Bearer-token verification; absent = bearer tokens are refused. */

@@ -2,6 +2,8 @@ import { type AnyRoute, defineRoute } from "@agentplane/common";
 import { callerOf } from "../auth/middleware.ts";
 import { requireTenant } from "../auth/principal.ts";
 import {
+  BulkDeleteQuery,
+  BulkDeleteResponse,
   DeleteDeploymentQuery,
   Deployment,
   DeploymentCreateRequest,
@@ -37,6 +39,21 @@ export function deploymentRoutes(service: DeploymentService): AnyRoute[] {
       status: 201,
       errors: [400, 409],
       handler: ({ body, res }) => service.create(requireTenant(callerOf(res)), body),
+    }),
+    defineRoute({
+      method: "delete",
+      path: "/v2/deployments",
+      operationId: "delete_deployments_v2_deployments_delete",
+      tag,
+      summary: "Delete Deployments",
+      query: BulkDeleteQuery,
+      response: BulkDeleteResponse,
+      errors: [404],
+      handler: async ({ query, res }) => {
+        const { status, body } = await service.deleteMany(requireTenant(callerOf(res)), query.deployment_ids);
+        // 207 (some deleted, the rest in `failed`) is not the route's documented 200: sent here.
+        res.status(status).json(body);
+      },
     }),
     defineRoute({
       method: "get",

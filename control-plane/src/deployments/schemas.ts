@@ -208,14 +208,57 @@ export const pageQuery = {
   offset: z.coerce.number().int().min(0).default(0),
 };
 
+/** Every deployment type the LangSmith API knows (Cloud only: no deployment of this control plane has one). */
+export const DEPLOYMENT_TYPES = ["dev_free", "dev", "prod", "dev_zero", "dev_free_zero"] as const;
+
+/**
+ * A list of UUIDs in a query parameter: comma-separated (`?ids=a,b`, as GET /v2/deployments defines
+ * it) or repeated (`?ids=a&ids=b`, FastAPI's list style that DELETE /v2/deployments uses), or both.
+ */
+export const uuidListParam = (max: number, min = 0) =>
+  z
+    .union([
+      z.string(),
+      z.array(z.string()),
+      // The query parser turns more than 20 repetitions into an object keyed by position.
+      z.record(z.string().regex(/^\d+$/), z.string()).transform((byIndex) => Object.values(byIndex)),
+    ])
+    .transform((value) =>
+      (Array.isArray(value) ? value : [value])
+        .flatMap((part) => part.split(","))
+        .map((part) => part.trim().toLowerCase())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.uuid()).min(min).max(max));
+
+/** `true`/`false` (and 1/0, yes/no, on/off) in a query string. */
+const queryBool = z.stringbool();
+
 export const DeploymentListQuery = z.object({
   ...pageQuery,
   name_contains: z.string().nullish(),
   name: z.string().nullish(),
   status: DeploymentStatus.nullish(),
+  deployment_ids: uuidListParam(1000).nullish(),
+  deployment_type: z.enum(DEPLOYMENT_TYPES).nullish(),
+  image_version: z.string().nullish(),
+  tag_value_ids: uuidListParam(1000).nullish(),
+  remote_reconciled: queryBool.nullish(),
 });
 export type DeploymentListQuery = z.infer<typeof DeploymentListQuery>;
 
 export const DeploymentPath = z.object({ deployment_id: z.uuid() });
 
-export const DeleteDeploymentQuery = z.object({ force: z.stringbool().default(false) });
+export const DeleteDeploymentQuery = z.object({ force: queryBool.default(false) });
+
+export const BulkDeleteQuery = z.object({ deployment_ids: uuidListParam(100, 1) });
+
+export const BulkDeleteFailure = z
+  .object({ deployment_id: z.uuid(), status: z.int(), detail: z.string() })
+  .register(apiSchemas, { id: "BulkDeleteFailure" });
+
+/** Bulk delete: the ids whose deletion started and, per id that failed, the status and detail a single DELETE gives. */
+export const BulkDeleteResponse = z
+  .object({ deleted: z.array(z.uuid()), failed: z.array(BulkDeleteFailure) })
+  .register(apiSchemas, { id: "BulkDeleteResponse" });
+export type BulkDeleteResponse = z.infer<typeof BulkDeleteResponse>;

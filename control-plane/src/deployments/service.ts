@@ -16,6 +16,7 @@ import {
   revisionSecretName,
 } from "@agentplane/crds";
 import { isNotFound, retryOnConflict } from "../kube/errors.ts";
+import type { ListenerService } from "../listeners/service.ts";
 import { buildAgentRevision, revisionStatus, toRevisionResponse } from "../revisions/mapping.ts";
 import type { Revision } from "../revisions/schemas.ts";
 import type { RevisionStore } from "../revisions/store.ts";
@@ -36,6 +37,7 @@ import {
 } from "./mapping.ts";
 import { isReservedEnvName, notSharedIssue, referencedObjects, sharedWith } from "./pod-policy.ts";
 import {
+  type BulkDeleteResponse,
   type Deployment,
   type DeploymentCreateRequest,
   type DeploymentListQuery,
@@ -73,12 +75,19 @@ export class DeploymentService {
   private readonly deployments: DeploymentStore;
   private readonly revisions: RevisionStore;
   private readonly auth: AgentServerAuth;
+  private readonly listeners: ListenerService;
   /** Deployments already warned about running an open agent server (one warning each per process). */
   private readonly warnedOpen = new Set<string>();
 
-  constructor(deployments: DeploymentStore, revisions: RevisionStore, auth: AgentServerAuth) {
+  constructor(
+    deployments: DeploymentStore,
+    revisions: RevisionStore,
+    listeners: ListenerService,
+    auth: AgentServerAuth,
+  ) {
     this.deployments = deployments;
     this.revisions = revisions;
+    this.listeners = listeners;
     this.auth = auth;
   }
 
@@ -106,10 +115,23 @@ export class DeploymentService {
   }
 
   async list(tenantId: string, query: DeploymentListQuery): Promise<{ resources: Deployment[]; offset: number }> {
+    // Filters on what no deployment of this control plane has: a Cloud deployment type, a
+    // LangSmith-built image version, tags, a remote listener (the operator next to the control plane
+    // reconciles every deployment). Such a filter matches nothing rather than being ignored.
+    if (
+      query.deployment_type != null ||
+      query.image_version != null ||
+      (query.tag_value_ids?.length ?? 0) > 0 ||
+      query.remote_reconciled === true
+    ) {
+      return { resources: [], offset: query.offset };
+    }
     const needle = query.name_contains?.toLowerCase();
+    const ids = query.deployment_ids?.length ? new Set(query.deployment_ids) : undefined;
     const matching = (await this.deployments.listForTenant(tenantId))
       .filter(
         (deployment) =>
+          (ids === undefined || ids.has(deployment.metadata.name ?? "")) &&
           (needle == null || deployment.spec.displayName.toLowerCase().includes(needle)) &&
           (query.name == null || deployment.spec.displayName === query.name) &&
           (query.status == null || deploymentStatus(deployment) === query.status),
@@ -134,6 +156,7 @@ export class DeploymentService {
         { loc: ["body", "source_revision_config", "image_uri"], msg: "Field required", type: "missing" },
       ]);
     }
+    const listenerId = await this.listeners.forDeployment(tenantId, request.source_config.listener_id);
     const namespace = this.deployments.placement.target(tenantId, request.source_config.listener_config?.k8s_namespace);
     if ((await this.deployments.findByName(tenantId, request.name)).length > 0) throw nameTaken(request.name);
 
@@ -148,7 +171,11 @@ export class DeploymentService {
       revisionId,
       now,
       hasApiKeys: apiKeyHashes.length > 0,
-      request: { ...request, source_revision_config: { image_uri: image } },
+      request: {
+        ...request,
+        source_config: { ...request.source_config, listener_id: listenerId },
+        source_revision_config: { image_uri: image },
+      },
     });
     // Everything that can refuse the request is checked before the first write.
     await this.checkReferences(tenantId, namespace, desired.spec.template);
@@ -421,6 +448,35 @@ export class DeploymentService {
       base = undefined;
       await this.deployments.dropFinalizers(target);
     });
+  }
+
+  /**
+   * Starts the deletion of each deployment (as a single DELETE without `force`). 200 when all
+   * started, 207 when some did, 404 when none of the ids is a deployment of the tenant.
+   */
+  async deleteMany(tenantId: string, ids: string[]): Promise<{ status: number; body: BulkDeleteResponse }> {
+    const unique = [...new Set(ids)];
+    const outcomes = await Promise.allSettled(unique.map((id) => this.delete(tenantId, id, false)));
+    const unexpected = outcomes.find(
+      (outcome): outcome is PromiseRejectedResult =>
+        outcome.status === "rejected" && !(outcome.reason instanceof HttpError),
+    );
+    // Deletion is idempotent: after a cluster failure the client repeats the whole call.
+    if (unexpected) throw unexpected.reason;
+    const body: BulkDeleteResponse = { deleted: [], failed: [] };
+    outcomes.forEach((outcome, index) => {
+      const id = unique[index] ?? "";
+      if (outcome.status === "fulfilled") body.deleted.push(id);
+      else {
+        const error = outcome.reason as HttpError;
+        const detail = typeof error.detail === "string" ? error.detail : error.message;
+        body.failed.push({ deployment_id: id, status: error.status, detail });
+      }
+    });
+    if (body.deleted.length === 0 && body.failed.every((failure) => failure.status === 404)) {
+      throw notFound(`Deployment IDs ${unique.join(", ")} not found.`);
+    }
+    return { status: body.failed.length === 0 ? 200 : 207, body };
   }
 
   async listRevisions(tenantId: string, id: string, statuses: string[] | undefined): Promise<AgentRevision[]> {

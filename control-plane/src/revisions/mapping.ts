@@ -70,5 +70,6 @@ export function toRevisionResponse(revision: AgentRevision): Revision {
       source_tarball_path: null,
       repo_commit_sha: null,
     },
+    status_message: revision.status?.message || null,
   };
 }

@@ -21,6 +21,11 @@ export function revisionRoutes(service: DeploymentService): AnyRoute[] {
       response: RevisionsList,
       errors: [404],
       handler: async ({ params, query, res }) => {
+        // Every revision here is rolled out by the operator next to the control plane, none by a remote listener.
+        if (query.remote_reconciled === true) {
+          await service.require(requireTenant(callerOf(res)), params.deployment_id);
+          return { resources: [], offset: query.offset };
+        }
         const revisions = await service.listRevisions(
           requireTenant(callerOf(res)),
           params.deployment_id,

@@ -13,6 +13,12 @@ export const Revision = z
     status: RevisionStatus,
     source: Source,
     source_revision_config: SourceRevisionConfig,
+    /**
+     * Why the revision is where it is: the failure of a DEPLOY_FAILED revision, the revision that
+     * superseded a SKIPPED or INTERRUPTED one; null otherwise. Named as on LangSmith's v1 revisions
+     * (the v2 schema has no such field; its clients read the reason from the deploy logs, which carry it too).
+     */
+    status_message: z.string().nullable(),
   })
   .register(apiSchemas, { id: "Revision" });
 export type Revision = z.infer<typeof Revision>;
@@ -26,7 +32,11 @@ const statusList = z
   .transform((value) => value.split(",").map((part) => part.trim()))
   .pipe(z.array(RevisionStatus));
 
-export const RevisionListQuery = z.object({ ...pageQuery, status: statusList.nullish() });
+export const RevisionListQuery = z.object({
+  ...pageQuery,
+  status: statusList.nullish(),
+  remote_reconciled: z.stringbool().nullish(),
+});
 export type RevisionListQuery = z.infer<typeof RevisionListQuery>;
 
 export const RevisionPath = z.object({ deployment_id: z.uuid(), revision_id: z.uuid() });

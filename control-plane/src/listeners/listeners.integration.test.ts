@@ -1,0 +1,373 @@
+import { describe, expect, it } from "vitest";
+import { clusterSnapshot, deploymentBody, type Harness, PROVIDERS_NAMESPACE } from "../testing/harness.ts";
+import { useHarness } from "../testing/suite.ts";
+import { LABEL_LISTENER_ID } from "./store.ts";
+
+/** Listeners: the local one every workspace has, registered ones, and deployments bound to them. */
+let h: Harness;
+useHarness((started) => ({ h } = started));
+
+const noKey = { headers: { "x-api-key": "" } };
+const asWorkspaceB = () => ({ headers: { "x-api-key": h.ids.keys.b } });
+const asWorkspaceA2 = () => ({ headers: { "x-api-key": h.ids.keys.multi, "x-tenant-id": h.ids.wsA2 } });
+const cluster = (computeId: string, namespaces: string[] | null = ["apps"]) => ({
+  compute_type: "k8s",
+  compute_id: computeId,
+  compute_config: { k8s_namespaces: namespaces },
+});
+
+async function localListener(options = {}) {
+  const list = await h.api("GET", "/v2/listeners", options);
+  expect(list.status).toBe(200);
+  return list.body.resources[0];
+}
+
+describe("listeners", () => {
+  it("gives every workspace a local listener with the namespaces it may deploy into", async () => {
+    const local = await localListener();
+    expect(local).toEqual({
+      id: expect.any(String),
+      compute_type: "k8s",
+      compute_id: "local",
+      compute_config: { k8s_namespaces: ["agents", "team-b"] },
+      version: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    expect((await h.api("GET", `/v2/listeners/${local.id}`)).body).toEqual(local);
+    // The same id on every read (it is derived, not stored), another one in another workspace.
+    expect((await localListener()).id).toBe(local.id);
+    const other = await localListener(asWorkspaceB());
+    expect(other.id).not.toBe(local.id);
+    expect((await h.api("GET", `/v2/listeners/${local.id}`, asWorkspaceB())).status).toBe(404);
+    // It follows the configuration: neither changed nor deleted through the API.
+    for (const [method, body] of [
+      ["PATCH", { version: "2" }],
+      ["DELETE", undefined],
+    ] as const) {
+      const res = await h.api(method, `/v2/listeners/${local.id}`, { body });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/local cluster/);
+    }
+  });
+
+  it("creates, lists, patches and deletes a registered listener, one ConfigMap in the control plane's namespace", async () => {
+    const created = await h.api("POST", "/v2/listeners", { body: { ...cluster("edge-1"), version: "0.1.0" } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      compute_type: "k8s",
+      compute_id: "edge-1",
+      compute_config: { k8s_namespaces: ["apps"] },
+      version: "0.1.0",
+    });
+    const { id } = created.body;
+    const stored = await h.cluster.core.listNamespacedConfigMap({
+      namespace: PROVIDERS_NAMESPACE,
+      labelSelector: `${LABEL_LISTENER_ID}=${id}`,
+    });
+    expect(stored.items).toHaveLength(1);
+    expect((await h.api("GET", `/v2/listeners/${id}`)).body).toEqual(created.body);
+
+    const list = (await h.api("GET", "/v2/listeners")).body;
+    expect(list.resources.map((l: { compute_id: string }) => l.compute_id)).toEqual(["local", "edge-1"]);
+    expect(list.offset).toBe(2);
+    expect((await h.api("GET", "/v2/listeners?limit=1&offset=1")).body).toEqual({
+      resources: [created.body],
+      offset: 2,
+    });
+
+    const patched = await h.api("PATCH", `/v2/listeners/${id}`, {
+      body: { compute_config: { k8s_namespaces: ["apps", "jobs"] } },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ compute_config: { k8s_namespaces: ["apps", "jobs"] }, version: "0.1.0" });
+    expect(patched.body.updated_at >= created.body.updated_at).toBe(true);
+    expect((await h.api("PATCH", `/v2/listeners/${id}`, { body: { version: "0.2.0" } })).body).toMatchObject({
+      compute_config: { k8s_namespaces: ["apps", "jobs"] },
+      version: "0.2.0",
+    });
+
+    expect((await h.api("DELETE", `/v2/listeners/${id}`)).status).toBe(204);
+    expect(await h.api("GET", `/v2/listeners/${id}`)).toEqual({
+      status: 404,
+      body: { detail: `Listener ID ${id} not found.` },
+    });
+    expect((await h.api("DELETE", `/v2/listeners/${id}`)).status).toBe(404);
+    expect(
+      (
+        await h.cluster.core.listNamespacedConfigMap({
+          namespace: PROVIDERS_NAMESPACE,
+          labelSelector: `${LABEL_LISTENER_ID}=${id}`,
+        })
+      ).items,
+    ).toHaveLength(0);
+  });
+
+  it("keeps compute_id unique per workspace (409, also under concurrency), not across workspaces", async () => {
+    const results = await Promise.all([1, 2, 3].map(() => h.api("POST", "/v2/listeners", { body: cluster("twin") })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+    expect(results.find((r) => r.status === 409)?.body).toEqual({
+      detail: `Listener for LangSmith workspace ID '${h.ids.wsA1}' and compute ID 'twin' already exists.`,
+    });
+    expect((await h.api("POST", "/v2/listeners", { body: cluster("local") })).status).toBe(409);
+    expect((await h.api("POST", "/v2/listeners", { body: cluster("twin"), ...asWorkspaceA2() })).status).toBe(201);
+  });
+
+  it("shows a workspace neither another's listeners nor lets it change them", async () => {
+    const mine = (await h.api("POST", "/v2/listeners", { body: cluster("private-a") })).body;
+    for (const options of [asWorkspaceB(), asWorkspaceA2()]) {
+      const ids = (await h.api("GET", "/v2/listeners?limit=100", options)).body.resources.map(
+        (l: { id: string }) => l.id,
+      );
+      expect(ids).not.toContain(mine.id);
+      expect((await h.api("GET", `/v2/listeners/${mine.id}`, options)).status).toBe(404);
+      expect((await h.api("PATCH", `/v2/listeners/${mine.id}`, { body: { version: "x" }, ...options })).status).toBe(
+        404,
+      );
+      expect((await h.api("DELETE", `/v2/listeners/${mine.id}`, options)).status).toBe(404);
+    }
+    expect((await h.api("GET", `/v2/listeners/${mine.id}`)).body).toEqual(mine);
+    // A key for two workspaces must say which one it speaks for.
+    expect((await h.api("GET", "/v2/listeners", { headers: { "x-api-key": h.ids.keys.multi } })).status).toBe(403);
+    expect((await h.api("GET", "/v2/listeners", noKey)).status).toBe(401);
+  });
+});
+
+describe("deployments and listeners", () => {
+  it("binds a deployment to the local listener when none is named, and accepts it by id", async () => {
+    const local = await localListener();
+    const implicit = await h.createDeployment("on-local");
+    expect(implicit.source_config.listener_id).toBe(local.id);
+    const explicit = await h.createDeployment("on-local-explicit", {
+      source_config: { listener_id: local.id, listener_config: { k8s_namespace: "team-b" } },
+    });
+    expect(explicit.source_config).toMatchObject({
+      listener_id: local.id,
+      listener_config: { k8s_namespace: "team-b" },
+    });
+    // Naming the same listener again on PATCH is no change.
+    const patch = await h.api("PATCH", `/v2/deployments/${explicit.id}`, {
+      body: { source_config: { listener_id: local.id } },
+    });
+    expect(patch.status).toBe(200);
+  });
+
+  it("refuses unknown listeners, other workspaces' listeners and listeners nothing reconciles, writing nothing", async () => {
+    const remote = (await h.api("POST", "/v2/listeners", { body: cluster("remote-1") })).body;
+    const othersLocal = await localListener(asWorkspaceB());
+    const othersRegistered = (await h.api("POST", "/v2/listeners", { body: cluster("b-cluster"), ...asWorkspaceB() }))
+      .body;
+    const before = await clusterSnapshot(h.cluster);
+    for (const listenerId of [crypto.randomUUID(), othersLocal.id, othersRegistered.id]) {
+      const res = await h.api("POST", "/v2/deployments", {
+        body: deploymentBody(`bad-listener-${listenerId}`, {
+          source_config: { listener_id: listenerId, listener_config: { k8s_namespace: "agents" } },
+        }),
+      });
+      expect(res).toEqual({
+        status: 422,
+        body: {
+          detail: [
+            {
+              loc: ["body", "source_config", "listener_id"],
+              msg: `Listener ID ${listenerId} not found.`,
+              type: "value_error",
+            },
+          ],
+        },
+      });
+    }
+    const unreconciled = await h.api("POST", "/v2/deployments", {
+      body: deploymentBody("on-remote", { source_config: { listener_id: remote.id } }),
+    });
+    expect(unreconciled.status).toBe(400);
+    expect(unreconciled.body.detail).toMatch(/remote-1/);
+    expect(await clusterSnapshot(h.cluster)).toEqual(before);
+  });
+});
+
+describe("bad input", () => {
+  let registered: { id: string };
+  const cases: { name: string; method: string; path: () => string; body?: unknown; status: number; loc?: unknown[] }[] =
+    [
+      {
+        name: "list limit 0",
+        method: "GET",
+        path: () => "/v2/listeners?limit=0",
+        status: 422,
+        loc: ["query", "limit"],
+      },
+      {
+        name: "list limit 101",
+        method: "GET",
+        path: () => "/v2/listeners?limit=101",
+        status: 422,
+        loc: ["query", "limit"],
+      },
+      {
+        name: "list offset -1",
+        method: "GET",
+        path: () => "/v2/listeners?offset=-1",
+        status: 422,
+        loc: ["query", "offset"],
+      },
+      {
+        name: "list offset text",
+        method: "GET",
+        path: () => "/v2/listeners?offset=x",
+        status: 422,
+        loc: ["query", "offset"],
+      },
+      {
+        name: "create without body",
+        method: "POST",
+        path: () => "/v2/listeners",
+        status: 422,
+        loc: ["body", "compute_type"],
+      },
+      {
+        name: "create with another compute_type",
+        method: "POST",
+        path: () => "/v2/listeners",
+        body: { ...cluster("c1"), compute_type: "ecs" },
+        status: 422,
+        loc: ["body", "compute_type"],
+      },
+      {
+        name: "create without compute_id",
+        method: "POST",
+        path: () => "/v2/listeners",
+        body: { ...cluster("c1"), compute_id: undefined },
+        status: 422,
+        loc: ["body", "compute_id"],
+      },
+      {
+        name: "create with empty compute_id",
+        method: "POST",
+        path: () => "/v2/listeners",
+        body: cluster(""),
+        status: 422,
+        loc: ["body", "compute_id"],
+      },
+      {
+        name: "create with whitespace in compute_id",
+        method: "POST",
+        path: () => "/v2/listeners",
+        body: cluster("my cluster"),
+        status: 422,
+        loc: ["body", "compute_id"],
+      },
+      {
+        name: "create without compute_config",
+        method: "POST",
+        path: () => "/v2/listeners",
+        body: { ...cluster("c1"), compute_config: undefined },
+        status: 422,
+        loc: ["body", "compute_config"],
+      },
+      {
+        name: "create with a namespace that is no DNS label",
+        method: "POST",
+        path: () => "/v2/listeners",
+        body: cluster("c1", ["Bad_NS"]),
+        status: 422,
+        loc: ["body", "compute_config", "k8s_namespaces", 0],
+      },
+      {
+        name: "create with namespaces not a list",
+        method: "POST",
+        path: () => "/v2/listeners",
+        body: { ...cluster("c1"), compute_config: { k8s_namespaces: "apps" } },
+        status: 422,
+        loc: ["body", "compute_config", "k8s_namespaces"],
+      },
+      {
+        name: "create with duplicate namespaces",
+        method: "POST",
+        path: () => "/v2/listeners",
+        body: cluster("c1", ["apps", "apps"]),
+        status: 422,
+        loc: ["body", "compute_config", "k8s_namespaces"],
+      },
+      {
+        name: "create with a numeric version",
+        method: "POST",
+        path: () => "/v2/listeners",
+        body: { ...cluster("c1"), version: 2 },
+        status: 422,
+        loc: ["body", "version"],
+      },
+      {
+        name: "get a non-UUID id",
+        method: "GET",
+        path: () => "/v2/listeners/l-1",
+        status: 422,
+        loc: ["path", "listener_id"],
+      },
+      { name: "get an unknown id", method: "GET", path: () => `/v2/listeners/${crypto.randomUUID()}`, status: 404 },
+      {
+        name: "patch a non-UUID id",
+        method: "PATCH",
+        path: () => "/v2/listeners/l-1",
+        body: {},
+        status: 422,
+        loc: ["path", "listener_id"],
+      },
+      {
+        name: "patch with a bad namespace",
+        method: "PATCH",
+        path: () => `/v2/listeners/${registered.id}`,
+        body: { compute_config: { k8s_namespaces: ["-x"] } },
+        status: 422,
+        loc: ["body", "compute_config", "k8s_namespaces", 0],
+      },
+      {
+        name: "patch with an empty version",
+        method: "PATCH",
+        path: () => `/v2/listeners/${registered.id}`,
+        body: { version: "" },
+        status: 422,
+        loc: ["body", "version"],
+      },
+      {
+        name: "patch an unknown id",
+        method: "PATCH",
+        path: () => `/v2/listeners/${crypto.randomUUID()}`,
+        body: { version: "1" },
+        status: 404,
+      },
+      {
+        name: "delete a non-UUID id",
+        method: "DELETE",
+        path: () => "/v2/listeners/x",
+        status: 422,
+        loc: ["path", "listener_id"],
+      },
+      {
+        name: "delete an unknown id",
+        method: "DELETE",
+        path: () => `/v2/listeners/${crypto.randomUUID()}`,
+        status: 404,
+      },
+    ];
+
+  it("registers the listener the cases patch", async () => {
+    registered = (await h.api("POST", "/v2/listeners", { body: cluster("bad-input-target") })).body;
+    expect(registered.id).toEqual(expect.any(String));
+  });
+
+  it.each(cases)("$name → $status, nothing written", async (c) => {
+    const before = await clusterSnapshot(h.cluster);
+    const res = await h.api(c.method, c.path(), { body: c.body });
+    expect(res.status, JSON.stringify(res.body)).toBe(c.status);
+    if (c.status === 422) {
+      for (const issue of res.body.detail) {
+        expect(issue).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
+      }
+      expect(res.body.detail[0].loc).toEqual(c.loc);
+    } else {
+      expect(res.body).toEqual({ detail: expect.any(String) });
+    }
+    expect(await clusterSnapshot(h.cluster)).toEqual(before);
+  });
+});
