@@ -15,6 +15,7 @@ PLATFORM_DIR ?= .platform
 # project's Node version just for this; afterwards node_modules/.bin/node is first on PATH.
 node_modules/.package-lock.json: package.json package-lock.json */package.json
 	@if [ "$$(node -p 'process.versions.node.split(".")[0]')" = 24 ]; then npm ci --no-audit --no-fund; else \
+	  echo "npm ci on the project's Node (fetched with npx; this system's is $$(node --version))"; \
 	  npx --yes --package=node@$$(node -p 'require("./package.json").devDependencies.node') -c 'npm ci --no-audit --no-fund'; fi
 	@touch $@
 
