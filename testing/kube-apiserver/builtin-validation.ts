@@ -15,6 +15,7 @@ export type BuiltinValidator = (object: KubeObject) => SchemaError[];
 /** kubernetes-models module per served built-in resource (`<group>/<plural>`). */
 const MODELS: Record<string, string> = {
   "/namespaces": "v1/Namespace",
+  "/nodes": "v1/Node",
   "/secrets": "v1/Secret",
   "/configmaps": "v1/ConfigMap",
   "/services": "v1/Service",

@@ -32,7 +32,9 @@ function resourceEntries(type: ResourceType): Record<string, unknown>[] {
     kind: type.kind,
     verbs: ["get", "patch", "update"],
   };
-  return [main, status];
+  // pods/log: served by forwarding to the pod's kubelet (pod-log.ts).
+  const log = { name: "pods/log", singularName: "", namespaced: true, kind: "Pod", verbs: ["get"] };
+  return type.group === "" && type.plural === "pods" ? [main, status, log] : [main, status];
 }
 
 /** GET /api: the legacy group's versions. */

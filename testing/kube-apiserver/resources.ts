@@ -40,6 +40,7 @@ type BuiltinSpec = [
 
 const BUILTINS: BuiltinSpec[] = [
   ["", "v1", "Namespace", "namespaces", { cluster: true, status: true, short: ["ns"] }],
+  ["", "v1", "Node", "nodes", { cluster: true, status: true, short: ["no"] }],
   ["", "v1", "Secret", "secrets", {}],
   ["", "v1", "ConfigMap", "configmaps", { short: ["cm"] }],
   ["", "v1", "Service", "services", { status: true, short: ["svc"], all: true }],

@@ -13,6 +13,7 @@ import { KubeError } from "./errors.ts";
 import { GarbageCollector } from "./gc.ts";
 import { handleResource, sendJson } from "./handlers.ts";
 import { groupVersionDocument, openApiIndex } from "./openapi.ts";
+import { servePodLog } from "./pod-log.ts";
 import { parseResourcePath, type ResourcePath } from "./request.ts";
 import { builtinResourceTypes, crdResourceTypes, ResourceRegistry } from "./resources.ts";
 import { type KubeObject, ObjectStore } from "./store.ts";
@@ -158,6 +159,9 @@ function route(api: KubeApi, serverAddress: () => string, options: KubeApiServer
         const attributes = requestAttributes(user, request.method ?? "GET", path, url.searchParams, api);
         if (attributes && !authorize(attributes))
           throw forbiddenRequest(attributes, api.resource(path.apiVersion, path.plural));
+      }
+      if (path.apiVersion === "v1" && path.plural === "pods" && path.subresource === "log" && path.name) {
+        return await servePodLog(api, request, response, path.namespace ?? "", path.name, url.searchParams);
       }
       await handleResource(api, request, response, path, url.searchParams, {
         bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5000,

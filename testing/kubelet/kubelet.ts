@@ -9,6 +9,7 @@ import { WorkQueue } from "../../operator/src/controller-runtime/work-queue.ts";
 import { isNotFound, KubeClient, type KubeObject } from "../../operator/src/kube/client.ts";
 import type { KubeConnection } from "../../operator/src/kube/config.ts";
 import { resourcePath, resources } from "../../operator/src/kube/resources.ts";
+import { serveContainerLogs } from "./container-logs.ts";
 import type { PodSpec } from "./pod-env.ts";
 import { type ImageResolver, type ImageTable, PodRunner } from "./pod-runner.ts";
 
@@ -45,6 +46,8 @@ export interface Kubelet {
 }
 
 const MANAGED = "app.kubernetes.io/managed-by=agentplane-operator";
+/** The one Node this kubelet registers; its pods name it in `spec.nodeName`. */
+export const NODE_NAME = "test-kubelet";
 const TEMPLATE_HASH = "pod-template-hash";
 const FIELD_MANAGER = "test-kubelet";
 
@@ -62,6 +65,10 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
   const runners = new Map<string, PodRunner>();
   const rolloutStarted = new Map<string, { hash: string; at: number }>();
   const backoff = { baseMs: 100, maxMs: 5_000 };
+  const containerLogs = await serveContainerLogs(logDir, (namespace, pod) => {
+    return runners.get(`${namespace}/${pod}`)?.pod.spec.containers[0]?.name;
+  });
+  await registerNode(kube, containerLogs.port);
 
   const queue = new WorkQueue(
     async (key) => {
@@ -156,7 +163,7 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
         apiVersion: "v1",
         kind: "Pod",
         metadata: { name: podName, namespace, labels, ownerReferences: [controllerRef(replicaSet)] },
-        spec: deployment.spec.template.spec,
+        spec: { ...deployment.spec.template.spec, nodeName: NODE_NAME },
       });
       current.push(created);
     }
@@ -296,9 +303,31 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
     close: async () => {
       await queue.stop();
       await stopRunners(() => true);
-      await Promise.all([deployments.stop(), pods.stop(), statefulSets.stop(), services.stop()]);
+      await Promise.all([deployments.stop(), pods.stop(), statefulSets.stop(), services.stop(), containerLogs.close()]);
     },
   };
+}
+
+/**
+ * Creates (or takes over) the Node, with the address and port of this kubelet's log endpoint where
+ * the API server looks for them when it serves `pods/log`.
+ */
+async function registerNode(kube: KubeClient, port: number): Promise<void> {
+  const path = "/api/v1/nodes";
+  if (!(await kube.get(`${path}/${NODE_NAME}`))) {
+    await kube.create(path, { apiVersion: "v1", kind: "Node", metadata: { name: NODE_NAME } });
+  }
+  const status = {
+    addresses: [
+      { type: "InternalIP", address: "127.0.0.1" },
+      { type: "Hostname", address: NODE_NAME },
+    ],
+    daemonEndpoints: { kubeletEndpoint: { Port: port } },
+    conditions: [
+      { type: "Ready", status: "True", reason: "KubeletReady", message: "test kubelet is posting ready status" },
+    ],
+  };
+  await kube.mergePatch(`${path}/${NODE_NAME}/status`, { status }, FIELD_MANAGER);
 }
 
 function controllerRef(owner: KubeObject) {

@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { openSync } from "node:fs";
-import { join } from "node:path";
 import type { KubeClient } from "../../operator/src/kube/client.ts";
 import { resourcePath, resources } from "../../operator/src/kube/resources.ts";
 import { freePort } from "../redis-server.ts";
+import { podLogPath, timestampLines } from "./container-logs.ts";
 import { type PodSpec, resolveContainerEnv } from "./pod-env.ts";
 
 /** How the test kubelet "runs" an image: a local command on `port`, or instantly ready (no process). */
@@ -81,7 +80,6 @@ export class PodRunner {
     }
     const launch = () => {
       if (this.stopped) return;
-      const log = openSync(join(this.options.logDir, `${this.pod.name}.log`), "a");
       const child = spawn(run.command, run.args, {
         env: {
           ...process.env,
@@ -90,8 +88,10 @@ export class PodRunner {
           ...this.options.envOverrides(this.pod, env),
           PORT: String(this.port),
         },
-        stdio: ["ignore", log, log],
+        stdio: ["ignore", "pipe", "pipe"],
       });
+      const logFile = podLogPath(this.options.logDir, this.pod.name);
+      for (const stream of [child.stdout, child.stderr]) if (stream) timestampLines(stream, logFile);
       this.child = child;
       this.state = { running: { startedAt: new Date().toISOString() } };
       void this.writeStatus();
