@@ -1,6 +1,7 @@
 import { type AnyRoute, defineRoute, type Logger } from "@agentplane/common";
 import { z } from "zod";
 import type { ServerModule } from "../app.ts";
+import { requestAuth } from "../custom-auth/module.ts";
 import type { RunService } from "../runs/service.ts";
 import type { RunEventLog } from "../stream/event-log.ts";
 import type { ThreadService } from "../threads/service.ts";
@@ -41,7 +42,7 @@ export function threadStreamRoutes(
       response: CommandResponseSchema,
       errors: [404, 409],
       handler: async ({ params, body, req, res }) => {
-        const { status, body: answer } = await protocol.handle(params.thread_id, body, req.headers);
+        const { status, body: answer } = await protocol.handle(params.thread_id, body, req.headers, requestAuth(req));
         res.status(status).json(answer);
       },
     }),
@@ -55,8 +56,8 @@ export function threadStreamRoutes(
       body: EventStreamRequestSchema,
       errors: [404],
       handler: async ({ params, body, req, res }) => {
-        // Before the SSE headers: an unknown thread is still a 404.
-        await threads.get(params.thread_id);
+        // Before the SSE headers: an unknown thread (or another user's) is still a 404.
+        await threads.get(params.thread_id, requestAuth(req));
         const filter = {
           channels: new Set(body.channels),
           namespaces: body.namespaces,

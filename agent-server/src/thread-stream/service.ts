@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { HttpError, toValidationIssues, type ValidationIssue } from "@agentplane/common";
 import type { z } from "zod";
+import type { RequestAuth } from "../custom-auth/authorize.ts";
 import type { RunService } from "../runs/service.ts";
 import type { RunEventLog } from "../stream/event-log.ts";
 import type { ThreadService } from "../threads/service.ts";
@@ -75,14 +76,18 @@ export class ThreadProtocolService {
     this.#events = events;
   }
 
-  /** Runs `command`; a failure is an error response carrying the HTTP status to answer with. */
+  /**
+   * Runs `command` (as `auth`'s user under custom auth: another user's thread is unknown); a
+   * failure is an error response carrying the HTTP status to answer with.
+   */
   async handle(
     threadId: string,
     command: Command,
     headers: IncomingHttpHeaders,
+    auth?: RequestAuth,
   ): Promise<{ status: number; body: CommandResponse }> {
     try {
-      const { result, ordinal } = await this.#apply(threadId, command, headers);
+      const { result, ordinal } = await this.#apply(threadId, command, headers, auth);
       const meta = { thread_id: threadId, ...(ordinal !== undefined && { applied_through_seq: toSeq(ordinal, 0) }) };
       return { status: 200, body: { type: "success", id: command.id, result, meta } };
     } catch (error) {
@@ -113,18 +118,19 @@ export class ThreadProtocolService {
     threadId: string,
     command: Command,
     headers: IncomingHttpHeaders,
+    auth: RequestAuth | undefined,
   ): Promise<{ result: Record<string, unknown>; ordinal?: number }> {
     switch (command.method) {
       case "run.start":
-        return this.#start(threadId, command, headers);
+        return this.#start(threadId, command, headers, auth);
       case "input.respond":
-        return this.#respond(threadId, command, headers);
+        return this.#respond(threadId, command, headers, auth);
       case "state.get":
-        return { result: await this.#state(threadId, command) };
+        return { result: await this.#state(threadId, command, auth) };
       case "state.listCheckpoints":
-        return { result: await this.#checkpoints(threadId, command) };
+        return { result: await this.#checkpoints(threadId, command, auth) };
       case "state.fork":
-        return this.#fork(threadId, command, headers);
+        return this.#fork(threadId, command, headers, auth);
       case "subscription.subscribe":
       case "subscription.unsubscribe":
       case "subscription.reconnect":
@@ -141,12 +147,13 @@ export class ThreadProtocolService {
     threadId: string,
     payload: Parameters<RunService["create"]>[1],
     headers: IncomingHttpHeaders,
+    auth: RequestAuth | undefined,
   ): Promise<{ runId: string; ordinal: number }> {
     const run = await this.#runs.create(
       threadId,
       { ...payload, stream_mode: ["values"], stream_subgraphs: true, stream_resumable: true, if_not_exists: "create" },
       headers,
-      { protocol: true },
+      { protocol: true, auth },
     );
     const graphId = String((run.kwargs.config.configurable as Record<string, unknown> | undefined)?.graph_id ?? "");
     const entry: IndexedRun = { run_id: run.run_id, graph_id: graphId };
@@ -156,29 +163,30 @@ export class ThreadProtocolService {
     return { runId: run.run_id, ordinal: (last?.id ?? 0) + 1 };
   }
 
-  async #start(threadId: string, command: Command, headers: IncomingHttpHeaders) {
+  async #start(threadId: string, command: Command, headers: IncomingHttpHeaders, auth: RequestAuth | undefined) {
     const { multitaskStrategy, ...params } = parseParams(RunStartParamsSchema, command);
     const { runId, ordinal } = await this.#createRun(
       threadId,
       { ...params, multitask_strategy: params.multitask_strategy ?? multitaskStrategy ?? "enqueue" },
       headers,
+      auth,
     );
     return { result: { run_id: runId }, ordinal };
   }
 
   /** The assistant the thread last ran: what resumes and forks run. */
-  async #assistantOf(threadId: string): Promise<string> {
-    const thread = await this.#threads.get(threadId);
+  async #assistantOf(threadId: string, auth: RequestAuth | undefined): Promise<string> {
+    const thread = await this.#threads.get(threadId, auth);
     const assistant = thread.metadata.assistant_id ?? thread.metadata.graph_id;
     if (typeof assistant !== "string") throw new CommandError(404, "no_such_run", "No run was started on this thread");
     return assistant;
   }
 
-  async #respond(threadId: string, command: Command, headers: IncomingHttpHeaders) {
+  async #respond(threadId: string, command: Command, headers: IncomingHttpHeaders, auth: RequestAuth | undefined) {
     const params = parseParams(InputRespondParamsSchema, command);
-    const assistant = await this.#assistantOf(threadId);
+    const assistant = await this.#assistantOf(threadId, auth);
     const entries = "responses" in params ? params.responses : [params];
-    const state = await this.#threads.state(threadId, {}, true);
+    const state = await this.#threads.state(threadId, {}, true, auth);
     const pending = new Set(state.tasks.flatMap((task) => task.interrupts.map((interrupt) => interrupt.id)));
     if (pending.size === 0) {
       throw new CommandError(409, "no_such_interrupt", "input.respond can only be used while the run is interrupted");
@@ -196,13 +204,14 @@ export class ThreadProtocolService {
         multitask_strategy: "enqueue",
       },
       headers,
+      auth,
     );
     return { result: {}, ordinal };
   }
 
-  async #state(threadId: string, command: Command) {
+  async #state(threadId: string, command: Command, auth: RequestAuth | undefined) {
     const { keys } = parseParams(StateGetParamsSchema, command);
-    const state = await this.#threads.state(threadId, {}, false);
+    const state = await this.#threads.state(threadId, {}, false, auth);
     const values = state.values as Record<string, unknown> | null;
     const picked =
       keys && values ? Object.fromEntries(Object.entries(values).filter(([key]) => keys.includes(key))) : values;
@@ -212,9 +221,9 @@ export class ThreadProtocolService {
     return { values: picked ?? {}, ...(checkpoint && { checkpoint }) };
   }
 
-  async #checkpoints(threadId: string, command: Command) {
+  async #checkpoints(threadId: string, command: Command, auth: RequestAuth | undefined) {
     const { limit, before } = parseParams(ListCheckpointsParamsSchema, command);
-    const history = await this.#threads.history(threadId, { limit: limit ?? 10, before });
+    const history = await this.#threads.history(threadId, { limit: limit ?? 10, before }, auth);
     const checkpoints = history.flatMap((state) => {
       const id = state.checkpoint?.checkpoint_id;
       if (!id) return [];
@@ -234,9 +243,9 @@ export class ThreadProtocolService {
     return { checkpoints };
   }
 
-  async #fork(threadId: string, command: Command, headers: IncomingHttpHeaders) {
+  async #fork(threadId: string, command: Command, headers: IncomingHttpHeaders, auth: RequestAuth | undefined) {
     const params = parseParams(StateForkParamsSchema, command);
-    const assistant = await this.#assistantOf(threadId);
+    const assistant = await this.#assistantOf(threadId, auth);
     const { runId, ordinal } = await this.#createRun(
       threadId,
       {
@@ -248,6 +257,7 @@ export class ThreadProtocolService {
         multitask_strategy: "enqueue",
       },
       headers,
+      auth,
     );
     return { result: { run_id: runId, thread_id: threadId }, ordinal };
   }
