@@ -270,7 +270,7 @@ describe.each([
       const created = await api("POST", "/v2/deployments", {
         name: "rbac-agent",
         source: "external_docker",
-        source_config: { resource_spec: { min_scale: 1, max_scale: 3 } },
+        source_config: { resource_spec: { min_scale: 1, max_scale: 3, cpu: 0.5 } },
         source_revision_config: { image_uri: "registry.example/agent:1" },
         secrets: [{ name: "MODEL_API_KEY", value: "not-a-real-key" }],
       });
@@ -308,6 +308,44 @@ describe.each([
       const revisions = await api("GET", `/v2/deployments/${id}/revisions`);
       expect(revisions.status).toBe(200);
       expect((await api("GET", `/v2/deployments/${id}/revisions/${revisions.body.resources[0].id}`)).status).toBe(200);
+      // Deploy logs list the deployment's agent-server pods and read each one's log (this pod is on no
+      // node, so it has none yet); listeners are ConfigMaps in the release namespace.
+      const revisionId = revisions.body.resources[0].id as string;
+      await admin.createNamespacedPod({
+        namespace: agentNamespace,
+        body: {
+          metadata: {
+            name: "agent-pod",
+            labels: {
+              "agentplane.dev/tenant-id": workspace,
+              "agentplane.dev/deployment-id": id,
+              "agentplane.dev/revision-id": revisionId,
+              "app.kubernetes.io/component": "agent-server",
+            },
+          },
+          spec: {
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+            containers: [
+              {
+                name: "agent-server",
+                image: "registry.example/agent:2",
+                securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+              },
+            ],
+          },
+        },
+      });
+      const logs = await api("GET", `/v2/deployments/${id}/revisions/${revisionId}/logs?type=deploy`);
+      expect(logs, JSON.stringify(logs.body)).toMatchObject({ status: 200, body: { logs: [], next_offset: null } });
+      const listener = await api("POST", "/v2/listeners", {
+        compute_type: "k8s",
+        compute_id: "edge",
+        compute_config: { k8s_namespaces: ["apps"] },
+      });
+      expect(listener.status, JSON.stringify(listener.body)).toBe(201);
+      expect((await api("PATCH", `/v2/listeners/${listener.body.id}`, { version: "2" })).status).toBe(200);
+      expect((await api("GET", "/v2/listeners")).status).toBe(200);
+      expect((await api("DELETE", `/v2/listeners/${listener.body.id}`)).status).toBe(204);
 
       const provider = {
         provider_id: "rbac-idp",
