@@ -113,6 +113,7 @@ function operation(
             },
           },
   };
+  for (const code of route.alsoStatus ?? []) responses[String(code)] = responses[status];
   for (const code of route.errors ?? []) {
     responses[String(code)] = { description: "Error", content: { "application/json": { schema: errorBody } } };
   }

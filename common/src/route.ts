@@ -32,6 +32,8 @@ export interface Route<P = unknown, Q = unknown, B = unknown> {
   status?: number;
   /** Extra documented error statuses besides 422. */
   errors?: number[];
+  /** Other success statuses, with the same body, that the handler sends itself (e.g. 207 for partial success). */
+  alsoStatus?: number[];
   /** Omit from the security requirement (public endpoints like `/ok`). */
   public?: boolean;
   /**

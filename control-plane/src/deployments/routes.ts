@@ -48,10 +48,11 @@ export function deploymentRoutes(service: DeploymentService): AnyRoute[] {
       summary: "Delete Deployments",
       query: BulkDeleteQuery,
       response: BulkDeleteResponse,
+      alsoStatus: [207],
       errors: [404],
       handler: async ({ query, res }) => {
         const { status, body } = await service.deleteMany(requireTenant(callerOf(res)), query.deployment_ids);
-        // 207 (some deleted, the rest in `failed`) is not the route's documented 200: sent here.
+        // 200, or 207 when some failed (listed in `failed`): the status is the handler's.
         res.status(status).json(body);
       },
     }),

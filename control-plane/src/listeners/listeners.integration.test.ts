@@ -371,3 +371,57 @@ describe("bad input", () => {
     expect(await clusterSnapshot(h.cluster)).toEqual(before);
   });
 });
+
+describe("OpenAPI", () => {
+  it("documents the listener, bulk-delete and log operations and the new list parameters", async () => {
+    const { body: doc } = await h.api("GET", "/openapi.json");
+    const op = (path: string, method: string) => doc.paths[path]?.[method];
+    const params = (path: string, method: string) =>
+      (op(path, method)?.parameters ?? []).map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort();
+    expect(op("/v2/listeners", "get").operationId).toBe("list_listeners_v2_listeners_get");
+    expect(Object.keys(op("/v2/listeners", "post").responses)).toEqual(expect.arrayContaining(["201", "409", "422"]));
+    for (const method of ["get", "patch", "delete"]) {
+      expect(op("/v2/listeners/{listener_id}", method)?.operationId).toMatch(/_listener_v2_listeners__listener_id__/);
+    }
+    expect(params("/v2/deployments", "get")).toEqual(
+      expect.arrayContaining([
+        "query:deployment_ids",
+        "query:deployment_type",
+        "query:image_version",
+        "query:tag_value_ids",
+        "query:remote_reconciled",
+      ]),
+    );
+    const bulk = op("/v2/deployments", "delete");
+    expect(bulk.operationId).toBe("delete_deployments_v2_deployments_delete");
+    expect(Object.keys(bulk.responses).sort()).toEqual(["200", "207", "404", "422"]);
+    expect(bulk.responses["207"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/BulkDeleteResponse",
+    });
+    expect(params("/v2/deployments/{deployment_id}/revisions/{revision_id}/logs", "get")).toEqual([
+      "path:deployment_id",
+      "path:revision_id",
+      "query:end_time",
+      "query:level",
+      "query:limit",
+      "query:offset",
+      "query:order",
+      "query:query",
+      "query:run_id",
+      "query:start_time",
+      "query:type",
+    ]);
+    expect(params("/v2/deployment-logs", "get")).toEqual(
+      expect.arrayContaining([
+        "query:deployment_id",
+        "query:revision_id",
+        "query:log_type",
+        "query:cursor",
+        "query:page_size",
+      ]),
+    );
+    expect(Object.keys(doc.components.schemas.Revision.properties)).toContain("status_message");
+    expect(doc.components.schemas).toHaveProperty("Listener");
+    expect(doc.components.schemas).toHaveProperty("LogsResponse");
+  });
+});
