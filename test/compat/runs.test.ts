@@ -48,6 +48,24 @@ sdkSuites((sdk) => {
       expect(ours).toHaveProperty("updated.ok");
     });
 
+    it("the nulls GET state returns are accepted in a state update (ours; the reference refuses checkpoint_id null)", async () => {
+      await servers.run("ours", sdk, async ({ client, server }) => {
+        const thread = await client.threads.create();
+        await client.runs.wait(thread.thread_id, "review", { input: { topic: "otters" } });
+        // Without subgraphs a subgraph task has a checkpoint (with them, its state).
+        const state = await client.threads.getState(thread.thread_id);
+        const checkpoint = state.tasks[0]?.checkpoint;
+        expect(checkpoint).toMatchObject({ checkpoint_id: null, checkpoint_map: null });
+        // As a client sends back what it got: every field, nulls included (the SDK leaves out what is undefined).
+        const response = await fetch(`${server.url}/threads/${thread.thread_id}/state`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ values: { draft: "Edited" }, checkpoint, checkpoint_id: null }),
+        });
+        expect(response.status).toBe(200);
+      });
+    });
+
     it("interrupt_before and interrupt_after stop the run; a run with no input continues it", async () => {
       await servers.compare(sdk, async ({ client }) => {
         const thread = await client.threads.create();

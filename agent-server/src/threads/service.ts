@@ -54,7 +54,7 @@ export interface StateWrite {
   values?: JsonObject | unknown[] | null;
   as_node?: string;
   checkpoint?: CheckpointSelector;
-  checkpoint_id?: string;
+  checkpoint_id?: string | null;
 }
 
 export interface ThreadServiceOptions {

@@ -54,7 +54,7 @@ export const ThreadStateUpdate = z
     values: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).nullish(),
     as_node: z.string().optional(),
     checkpoint: CheckpointConfig.optional(),
-    checkpoint_id: z.string().optional(),
+    checkpoint_id: z.string().nullish(),
   })
   .register(apiSchemas, { id: "ThreadStateUpdate" });
 
