@@ -147,6 +147,63 @@ const cases: Case[] = [
     status: 422,
     loc: ["body", "source_config", "resource_spec", "min_scale"],
   },
+  // What Kubernetes itself would refuse (or never act on), caught at the API instead (issue #20).
+  {
+    name: "cpu_limit below cpu",
+    body: withResources({ cpu: 2, cpu_limit: 0.5 }),
+    status: 422,
+    loc: ["body", "source_config", "resource_spec", "cpu_limit"],
+  },
+  {
+    name: "memory_limit_mb below memory_mb",
+    body: withResources({ memory_mb: 1024, memory_limit_mb: 512 }),
+    status: 422,
+    loc: ["body", "source_config", "resource_spec", "memory_limit_mb"],
+  },
+  {
+    name: "autoscaling (max_scale above min_scale) without a CPU request",
+    body: withResources({ min_scale: 1, max_scale: 3 }),
+    status: 422,
+    loc: ["body", "source_config", "resource_spec", "cpu"],
+  },
+  {
+    name: "autoscaling with a sidecar that has no CPU request",
+    body: withResources({ min_scale: 1, max_scale: 3, cpu: 0.5, sidecars: [{ name: "proxy", image: "envoy:1" }] }),
+    status: 422,
+    loc: ["body", "source_config", "resource_spec", "sidecars", 0, "resources", "requests", "cpu"],
+  },
+  {
+    name: "a sidecar's memory request above its limit",
+    body: withResources({
+      sidecars: [
+        { name: "proxy", image: "envoy:1", resources: { requests: { memory: "1Gi" }, limits: { memory: "512Mi" } } },
+      ],
+    }),
+    status: 422,
+    loc: ["body", "source_config", "resource_spec", "sidecars", 0, "resources", "requests", "memory"],
+  },
+  {
+    name: "a sidecar port name over 15 characters",
+    body: withResources({
+      sidecars: [{ name: "proxy", image: "envoy:1", ports: [{ name: "metrics-endpoint", containerPort: 9000 }] }],
+    }),
+    status: 422,
+    loc: ["body", "source_config", "resource_spec", "sidecars", 0, "ports", 0, "name"],
+  },
+  {
+    name: "a sidecar port name that is not an IANA service name",
+    body: withResources({
+      sidecars: [{ name: "proxy", image: "envoy:1", ports: [{ name: "Metrics_1", containerPort: 9000 }] }],
+    }),
+    status: 422,
+    loc: ["body", "source_config", "resource_spec", "sidecars", 0, "ports", 0, "name"],
+  },
+  {
+    name: "a volume with no source",
+    body: withResources({ volumes: [{ name: "data" }] }),
+    status: 422,
+    loc: ["body", "source_config", "resource_spec", "volumes", 0],
+  },
   {
     name: "min_scale not a number",
     body: withResources({ min_scale: "two" }),

@@ -41,8 +41,8 @@ describe("patch and revisions", () => {
       stored.metadata?.name,
     );
 
-    const resources = await patch({ source_config: { resource_spec: { min_scale: 2, max_scale: 4 } } });
-    expect(resources.body.source_config.resource_spec).toMatchObject({ min_scale: 2, max_scale: 4, cpu: null });
+    const resources = await patch({ source_config: { resource_spec: { min_scale: 2, max_scale: 4, cpu: 0.5 } } });
+    expect(resources.body.source_config.resource_spec).toMatchObject({ min_scale: 2, max_scale: 4, cpu: 0.5 });
 
     // An administrator shared the Secret with this workspace; only then may it be referenced.
     await h.cluster.core.createNamespacedSecret({
