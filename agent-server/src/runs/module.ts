@@ -66,7 +66,8 @@ export function runsModule(options: RunsModuleOptions = {}): RunsModule {
       await pool.start();
       started = { backend, pool, service: new RunService(ctx, backend, pool) };
     },
-    routes: (ctx) => runRoutes(service(), { heartbeatMs: settings.heartbeatMs, logger: ctx.logger }),
+    routes: (ctx) =>
+      runRoutes(service(), { heartbeatMs: settings.heartbeatMs, stallMs: settings.stallMs, logger: ctx.logger }),
     async stop(ctx) {
       if (!started) return;
       await started.pool.stop(ctx.config.shutdownGraceMs);

@@ -11,6 +11,11 @@ export interface RunSettings {
   pollMs: number;
   /** Silence on SSE streams and waits after which keep-alive bytes are sent (STREAM_HEARTBEAT_MS). */
   heartbeatMs: number;
+  /**
+   * A streaming client that takes none of the events sent to it for this long is disconnected
+   * (STREAM_STALL_TIMEOUT_MS); until then its stream waits, holding one event.
+   */
+  stallMs: number;
 }
 
 const RunSettingsSchema = z.object({
@@ -18,6 +23,7 @@ const RunSettingsSchema = z.object({
   maxAttempts: integerSetting("RUN_MAX_ATTEMPTS", 1, 100),
   pollMs: integerSetting("RUN_POLL_MS", 10, 60_000),
   heartbeatMs: integerSetting("STREAM_HEARTBEAT_MS", 100, 60_000),
+  stallMs: integerSetting("STREAM_STALL_TIMEOUT_MS", 100, 3_600_000),
 });
 
 /** Throws ConfigError (the CLI exits with code 2) for invalid values. */
@@ -29,6 +35,7 @@ export function runSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSet
       maxAttempts: env.RUN_MAX_ATTEMPTS ?? 3,
       pollMs: env.RUN_POLL_MS ?? 1000,
       heartbeatMs: env.STREAM_HEARTBEAT_MS ?? 5000,
+      stallMs: env.STREAM_STALL_TIMEOUT_MS ?? 60_000,
     },
     "run settings",
   );

@@ -19,8 +19,12 @@ export const END_EVENT = "__end__";
 export interface RunEventLog {
   /** Appends in order; with `expireSeconds` (the closing append) the log is kept that much longer. */
   append(runId: string, events: { event: string; data: string }[], expireSeconds?: number): Promise<void>;
-  /** Up to `count` events with an id greater than `afterId` (`-1`: from the start). */
-  range(runId: string, afterId: number, count: number): Promise<LoggedEvent[]>;
+  /**
+   * Up to `count` events with an id greater than `afterId` (`-1`: from the start), stopping after
+   * the one whose data brings the page to `maxBytes` (default: no limit), so a page holds less
+   * than `maxBytes` plus one event. A page that is short of both limits is all there is.
+   */
+  range(runId: string, afterId: number, count: number, maxBytes?: number): Promise<LoggedEvent[]>;
   /** The last event, to tell whether the stream has ended. */
   last(runId: string): Promise<LoggedEvent | undefined>;
   delete(runIds: string[]): Promise<void>;
@@ -45,11 +49,35 @@ redis.call('PUBLISH', KEYS[1], ARGV[2])
 return 1
 `);
 
+/**
+ * XRANGE cut after the entry that uses up a byte budget, so a page of large events is not sent
+ * whole. KEYS: the run's stream. ARGV: the exclusive start id, the count, the budget. Replies
+ * `[id, event, data]` triples.
+ */
+const RANGE_SCRIPT = new RedisScript(`
+local entries = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])
+local budget = tonumber(ARGV[3])
+local page = {}
+for i = 1, #entries do
+  local fields = entries[i][2]
+  local event, data = '', 'null'
+  for j = 1, #fields, 2 do
+    if fields[j] == 'event' then event = fields[j + 1] elseif fields[j] == 'data' then data = fields[j + 1] end
+  end
+  page[i] = {entries[i][1], event, data}
+  budget = budget - #data
+  if budget <= 0 then break end
+end
+return page
+`);
+
 type StreamEntries = { id: string; message: Record<string, string> }[];
+
+const sequence = (id: string) => Number(id.slice(id.indexOf("-") + 1)) - 1;
 
 const toLogged = (entries: StreamEntries): LoggedEvent[] =>
   entries.map(({ id, message }) => ({
-    id: Number(id.slice(id.indexOf("-") + 1)) - 1,
+    id: sequence(id),
     event: message.event ?? "",
     data: message.data ?? "null",
   }));
@@ -82,9 +110,15 @@ export class RedisRunEventLog implements RunEventLog {
     await APPEND_SCRIPT.run(this.#redis, [this.#key(runId)], args);
   }
 
-  async range(runId: string, afterId: number, count: number): Promise<LoggedEvent[]> {
-    const entries = await this.#redis.xRange(this.#key(runId), `(0-${afterId + 1}`, "+", { COUNT: count });
-    return toLogged(entries as StreamEntries);
+  async range(
+    runId: string,
+    afterId: number,
+    count: number,
+    maxBytes = Number.MAX_SAFE_INTEGER,
+  ): Promise<LoggedEvent[]> {
+    const args = [`(0-${afterId + 1}`, String(count), String(maxBytes)];
+    const page = (await RANGE_SCRIPT.run(this.#redis, [this.#key(runId)], args)) as [string, string, string][];
+    return page.map(([id, event, data]) => ({ id: sequence(id), event, data }));
   }
 
   async last(runId: string): Promise<LoggedEvent | undefined> {

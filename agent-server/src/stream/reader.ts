@@ -12,7 +12,14 @@ export interface ReadOptions {
   isOver: () => Promise<boolean>;
 }
 
+/** Most events read from the log in one call. */
 const PAGE = 500;
+/**
+ * Most bytes of event data read in one call. What a reader holds is one page: with a client that
+ * writes only as fast as it is read (`drained`), this bounds a stream's memory however long the
+ * run's log is.
+ */
+const PAGE_BYTES = 1 << 18;
 
 /**
  * The events of a run from `afterId` on, live: waits for appends (from any process) and ends
@@ -34,13 +41,15 @@ export async function* readRunEvents(
     let after = options.afterId;
     while (!signal.aborted) {
       appended = false;
-      const events = await log.range(runId, after, PAGE);
+      const events = await log.range(runId, after, PAGE, PAGE_BYTES);
+      let bytes = 0;
       for (const event of events) {
         yield event;
         if (event.event === END_EVENT) return;
         after = event.id;
+        bytes += event.data.length;
       }
-      if (events.length === PAGE || appended) continue;
+      if (events.length === PAGE || bytes >= PAGE_BYTES || appended) continue;
       const woken = await new Promise<boolean>((resolve) => {
         const done = (value: boolean) => {
           clearTimeout(timer);

@@ -12,12 +12,43 @@ export function openSse(res: Response, headers: Record<string, string> = {}): vo
   res.flushHeaders();
 }
 
-/** `event:`, single-line JSON `data:` and optional `id:` lines, then the blank line. */
-export function writeSseEvent(res: Response, event: string, data: string, id?: number | string): void {
-  res.write(id === undefined ? `event: ${event}\ndata: ${data}\n\n` : `event: ${event}\ndata: ${data}\nid: ${id}\n\n`);
+/**
+ * `event:`, single-line JSON `data:` and optional `id:` lines, then the blank line. False when
+ * the response buffer is full: the caller must wait for `drained` before writing more.
+ */
+export function writeSseEvent(res: Response, event: string, data: string, id?: number | string): boolean {
+  return res.write(
+    id === undefined ? `event: ${event}\ndata: ${data}\n\n` : `event: ${event}\ndata: ${data}\nid: ${id}\n\n`,
+  );
 }
 
-/** Comment line: ignored by clients, keeps proxies from closing an idle stream. */
-export function writeSseHeartbeat(res: Response): void {
-  res.write(": heartbeat\n\n");
+/** Comment line: ignored by clients, keeps proxies from closing an idle stream. False: see `writeSseEvent`. */
+export function writeSseHeartbeat(res: Response): boolean {
+  return res.write(": heartbeat\n\n");
+}
+
+/**
+ * After a write returned false: resolves true once the client has taken what was buffered, false
+ * when it went away or took nothing for `stallMs`. A stalled client's connection is destroyed, so
+ * its buffered events are freed and the response's `close` fires. Waiting here instead of writing
+ * on keeps each client's buffer at one event: a client that stops reading costs the server
+ * nothing beyond that, however long the run's stream.
+ */
+export function drained(res: Response, stallMs: number): Promise<boolean> {
+  if (res.destroyed || res.writableEnded) return Promise.resolve(false);
+  if (!res.writableNeedDrain) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      res.off("drain", onDrain);
+      res.off("close", onClose);
+      if (!ok) res.destroy();
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    const timer = setTimeout(() => done(false), stallMs);
+    res.on("drain", onDrain);
+    res.on("close", onClose);
+  });
 }

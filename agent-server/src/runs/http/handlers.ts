@@ -21,7 +21,10 @@ function lastEventId(req: Request): number {
  * What the run-creating and stream-joining endpoints do, shared by the thread and the stateless
  * routes (`threadId` undefined: a stateless run).
  */
-export function runHandlers(service: RunService, { heartbeatMs, logger }: { heartbeatMs: number; logger: Logger }) {
+export function runHandlers(
+  service: RunService,
+  { heartbeatMs, stallMs, logger }: { heartbeatMs: number; stallMs: number; logger: Logger },
+) {
   const create = async (threadId: string | undefined, body: RunCreate, req: Request, res: Response) => {
     const run = await service.create(threadId, body, req.headers, { auth: requestAuth(req) });
     res.setHeader("Content-Location", runLocation(run, threadId === undefined));
@@ -36,6 +39,7 @@ export function runHandlers(service: RunService, { heartbeatMs, logger }: { hear
       afterId: -1,
       cancelOnDisconnect: body.on_disconnect === "cancel",
       heartbeatMs,
+      stallMs,
       logger,
     });
   };
@@ -62,6 +66,7 @@ export function runHandlers(service: RunService, { heartbeatMs, logger }: { hear
       modes: query.stream_mode,
       cancelOnDisconnect: query.cancel_on_disconnect,
       heartbeatMs,
+      stallMs,
       logger,
     });
   };

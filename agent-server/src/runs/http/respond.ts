@@ -2,7 +2,7 @@ import type { Logger } from "@agentplane/common";
 import type { Response } from "express";
 import { END_EVENT } from "../../stream/event-log.ts";
 import { eventStreamMode } from "../../stream/modes.ts";
-import { openSse, writeSseEvent, writeSseHeartbeat } from "../../stream/sse.ts";
+import { drained, openSse, writeSseEvent, writeSseHeartbeat } from "../../stream/sse.ts";
 import type { Run, StreamMode } from "../schemas.ts";
 import type { RunService } from "../service.ts";
 import { outcomeBody } from "../worker/settle.ts";
@@ -46,17 +46,21 @@ function cancelHandler(service: RunService, run: Run, options: RespondOptions): 
 
 /**
  * Streams the run's events as SSE from after `afterId` (`-1`: all), filtered to `modes` when
- * given (`metadata` and `error` always pass), with heartbeat comments through silences.
+ * given (`metadata` and `error` always pass), with heartbeat comments through silences. The log
+ * is read only as fast as the client takes the events (`drained`).
  */
 export async function respondWithStream(
   service: RunService,
   res: Response,
   run: Run,
-  options: RespondOptions & { afterId: number; modes?: StreamMode[] },
+  /** `stallMs`: a client that takes none of what was sent for this long is disconnected. */
+  options: RespondOptions & { afterId: number; modes?: StreamMode[]; stallMs: number },
 ): Promise<void> {
   openSse(res, options.headers);
   const filter = options.modes ? new Set<string>(options.modes) : undefined;
   const connection = disconnectSignal(res, cancelHandler(service, run, options));
+  // A client dropped for stalling has disconnected: its `close` still cancels when asked to.
+  let dropped = false;
   try {
     const items = service.readEvents(run.run_id, {
       afterId: options.afterId,
@@ -64,19 +68,23 @@ export async function respondWithStream(
       heartbeatMs: options.heartbeatMs,
     });
     for await (const item of items) {
-      if ("heartbeat" in item) {
-        writeSseHeartbeat(res);
-        continue;
+      let flowing: boolean;
+      if ("heartbeat" in item) flowing = writeSseHeartbeat(res);
+      else {
+        if (item.event === END_EVENT) break;
+        const always = item.event === "metadata" || item.event === "error";
+        if (filter && !always && !filter.has(eventStreamMode(item.event))) continue;
+        flowing = writeSseEvent(res, item.event, item.data, item.id);
       }
-      if (item.event === END_EVENT) break;
-      const always = item.event === "metadata" || item.event === "error";
-      if (filter && !always && !filter.has(eventStreamMode(item.event))) continue;
-      writeSseEvent(res, item.event, item.data, item.id);
+      if (!flowing && !(await drained(res, options.stallMs))) {
+        dropped = true;
+        break;
+      }
     }
   } catch (error) {
     options.logger.error({ err: error, run_id: run.run_id }, "streaming a run failed");
   } finally {
-    connection.settled();
+    if (!dropped) connection.settled();
     res.end();
   }
 }

@@ -1,5 +1,6 @@
 import { type AnyRoute, defineRoute, type Logger } from "@agentplane/common";
 import { z } from "zod";
+import { requestAuth } from "../../custom-auth/module.ts";
 import {
   BulkCancelBodySchema,
   BulkCancelQuerySchema,
@@ -15,7 +16,6 @@ import {
   ThreadRunParamsSchema,
   ThreadStreamQuerySchema,
 } from "../schemas.ts";
-import { requestAuth } from "../../custom-auth/module.ts";
 import type { RunService } from "../service.ts";
 import { runHandlers } from "./handlers.ts";
 import { respondWithOutcome } from "./respond.ts";
@@ -25,6 +25,8 @@ import { streamThread } from "./thread-stream.ts";
 export interface RunRoutesOptions {
   /** Silence on a stream or a wait after which keep-alive bytes are sent. */
   heartbeatMs: number;
+  /** A streaming client that takes nothing for this long is disconnected. */
+  stallMs: number;
   /** For failures after an answer has started (streams, waits). */
   logger: Logger;
 }
@@ -32,8 +34,8 @@ export interface RunRoutesOptions {
 const tag = "Thread Runs";
 
 /** Every run endpoint: thread runs, stateless runs, joins, streams and cancels. */
-export function runRoutes(service: RunService, { heartbeatMs, logger }: RunRoutesOptions): AnyRoute[] {
-  const handlers = runHandlers(service, { heartbeatMs, logger });
+export function runRoutes(service: RunService, { heartbeatMs, stallMs, logger }: RunRoutesOptions): AnyRoute[] {
+  const handlers = runHandlers(service, { heartbeatMs, stallMs, logger });
   const { create, stream, wait, joinStream } = handlers;
   return [
     defineRoute({
@@ -199,6 +201,7 @@ export function runRoutes(service: RunService, { heartbeatMs, logger }: RunRoute
         await service.thread(params.thread_id, requestAuth(req));
         await streamThread(service, res, params.thread_id, {
           heartbeatMs,
+          stallMs,
           modes: query.stream_modes ?? query.stream_mode ?? ["run_modes"],
           lastEventId: req.header("last-event-id"),
           logger,

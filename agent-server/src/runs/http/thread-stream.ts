@@ -1,7 +1,7 @@
 import type { Logger } from "@agentplane/common";
 import type { Response } from "express";
 import { END_EVENT, type LoggedEvent } from "../../stream/event-log.ts";
-import { openSse, writeSseEvent, writeSseHeartbeat } from "../../stream/sse.ts";
+import { drained, openSse, writeSseEvent, writeSseHeartbeat } from "../../stream/sse.ts";
 import type { Run, ThreadStreamMode } from "../schemas.ts";
 import type { RunService } from "../service.ts";
 
@@ -46,6 +46,8 @@ function resumePoint(
 
 export interface ThreadStreamOptions {
   heartbeatMs: number;
+  /** A client that takes none of what was sent for this long is disconnected. */
+  stallMs: number;
   modes: ThreadStreamMode[];
   /** The `Last-Event-ID` header. */
   lastEventId?: string;
@@ -56,7 +58,7 @@ export interface ThreadStreamOptions {
  * `GET /threads/{id}/stream`: the events of the thread's runs, in arrival order, one run after
  * the other, until the client disconnects; ids are `<run id>:<position>` so a reconnect resumes
  * where it stopped. It looks for new runs when the queue signals activity on the thread (or
- * after a heartbeat).
+ * after a heartbeat). Logs are read only as fast as the client takes the events (`drained`).
  */
 export async function streamThread(service: RunService, res: Response, threadId: string, options: ThreadStreamOptions) {
   const { heartbeatMs } = options;
@@ -74,14 +76,14 @@ export async function streamThread(service: RunService, res: Response, threadId:
   res.on("close", () => controller.abort());
   const recent = () => service.recent(threadId, RECENT_RUNS);
   const { seen, afterId } = resumePoint(options.lastEventId, await recent());
-  const write = (runId: string, item: LoggedEvent) => {
+  /** False when the response buffer is full (see `writeSseEvent`). */
+  const write = (runId: string, item: LoggedEvent): boolean => {
     if (item.event !== END_EVENT) {
-      if (passes(item.event)) writeSseEvent(res, item.event, item.data, eventId(runId, item.id));
-      return;
+      return passes(item.event) ? writeSseEvent(res, item.event, item.data, eventId(runId, item.id)) : true;
     }
-    if (!announcesEnd) return;
+    if (!announcesEnd) return true;
     const { status } = JSON.parse(item.data) as { status: string };
-    writeSseEvent(res, RUN_DONE_EVENT, JSON.stringify({ run_id: runId, status }), eventId(runId, item.id));
+    return writeSseEvent(res, RUN_DONE_EVENT, JSON.stringify({ run_id: runId, status }), eventId(runId, item.id));
   };
   let idleSince = Date.now();
   try {
@@ -89,7 +91,7 @@ export async function streamThread(service: RunService, res: Response, threadId:
       const next = (await recent()).find((run) => !seen.has(run.run_id));
       if (!next) {
         if (Date.now() - idleSince >= heartbeatMs) {
-          writeSseHeartbeat(res);
+          if (!writeSseHeartbeat(res) && !(await drained(res, options.stallMs))) break;
           idleSince = Date.now();
         }
         if (active) {
@@ -118,8 +120,11 @@ export async function streamThread(service: RunService, res: Response, threadId:
       if (!last && next.status !== "pending" && next.status !== "running") continue;
       const items = service.readEvents(next.run_id, { afterId: after, signal: controller.signal, heartbeatMs });
       for await (const item of items) {
-        if ("heartbeat" in item) writeSseHeartbeat(res);
-        else write(next.run_id, item);
+        const flowing = "heartbeat" in item ? writeSseHeartbeat(res) : write(next.run_id, item);
+        if (!flowing && !(await drained(res, options.stallMs))) {
+          controller.abort();
+          break;
+        }
       }
       idleSince = Date.now();
     }

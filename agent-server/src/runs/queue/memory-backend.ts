@@ -240,8 +240,15 @@ class MemoryRunEventLog implements RunEventLog {
     );
   }
 
-  async range(runId: string, afterId: number, count: number): Promise<LoggedEvent[]> {
-    return (this.#logs.get(runId) ?? []).slice(afterId + 1, afterId + 1 + count);
+  async range(runId: string, afterId: number, count: number, maxBytes = Infinity): Promise<LoggedEvent[]> {
+    const page: LoggedEvent[] = [];
+    let budget = maxBytes;
+    for (const event of (this.#logs.get(runId) ?? []).slice(afterId + 1, afterId + 1 + count)) {
+      page.push(event);
+      budget -= event.data.length;
+      if (budget <= 0) break;
+    }
+    return page;
   }
 
   async last(runId: string): Promise<LoggedEvent | undefined> {

@@ -93,3 +93,21 @@ export const privateNotes = new StateGraph({ stateSchema: Worked, input: Questio
   .addNode("reply", (state) => ({ answer: `re: ${state.question}`, notes: [`read ${state.question}`] }))
   .addEdge(START, "reply")
   .compile();
+
+const Chatty = Annotation.Root({ count: Annotation<number>(), size: Annotation<number>() });
+
+/**
+ * `count` custom events of about `size` characters each: a long run stream, made quickly (in
+ * slices, so the worker keeps renewing its lease).
+ */
+export const chatty = new StateGraph(Chatty)
+  .addNode("talk", async (state, config: LangGraphRunnableConfig) => {
+    const text = "x".repeat(state.size);
+    for (let i = 0; i < state.count; i++) {
+      config.writer?.({ i, text });
+      if (i % 500 === 499) await new Promise((resolve) => setImmediate(resolve));
+    }
+    return {};
+  })
+  .addEdge(START, "talk")
+  .compile();

@@ -11,7 +11,13 @@ export const runFixtureConfig = new URL("./langgraph.json", import.meta.url).pat
 export const ttlFixtureConfig = new URL("./ttl-langgraph.json", import.meta.url).pathname;
 
 /** Short timings so takeovers and heartbeats happen within a test's patience. */
-export const fastRunSettings: RunSettings = { leaseMs: 1500, maxAttempts: 3, pollMs: 200, heartbeatMs: 1000 };
+export const fastRunSettings: RunSettings = {
+  leaseMs: 1500,
+  maxAttempts: 3,
+  pollMs: 200,
+  heartbeatMs: 1000,
+  stallMs: 60_000,
+};
 
 export interface RunTestServer {
   server: AgentServer;
