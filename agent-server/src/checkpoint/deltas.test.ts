@@ -7,6 +7,7 @@ import {
   type KnownVersion,
   KnownVersions,
   MAX_CHAIN,
+  MIN_DELTA_BYTES,
 } from "./deltas.ts";
 
 const known = (text: string, depth = 0, chainBytes = 0): KnownVersion => ({
@@ -84,19 +85,29 @@ describe("channel value deltas", () => {
     expect(deltaAgainst(known(value, MAX_CHAIN - 1, 100), "json", Buffer.from(messages(101)))).toBeDefined();
   });
 
-  it("keeps the most recently used versions within its byte budget", () => {
-    const versions = new KnownVersions(4000);
-    versions.set("s", "a", known("x".repeat(900)));
-    versions.set("s", "b", known("x".repeat(900)));
+  it("keeps the most recently used versions within its byte and entry budgets", () => {
+    const value = (size: number) => known("x".repeat(size));
+    const versions = new KnownVersions(16_000, 3);
+    versions.set("s", "a", value(3600));
+    versions.set("s", "b", value(3600));
     versions.get("s", "a");
-    versions.set("s", "c", known("x".repeat(900)));
-    versions.set("s", "d", known("x".repeat(900)));
-    versions.set("s", "e", known("x".repeat(900)));
+    versions.set("s", "c", value(3600));
+    versions.set("s", "d", value(3600));
     expect(versions.get("s", "b")).toBeUndefined();
     expect(versions.get("s", "a")).toBeDefined();
+    versions.set("s", "e", value(3600));
+    expect(versions.get("s", "c")).toBeUndefined();
     expect(versions.get("s", "e")).toBeDefined();
-    // A value too large for a quarter of the budget is not kept at all.
-    versions.set("s", "a", known("x".repeat(1001)));
+    // Neither a value too large for a quarter of the budget nor one too small for deltas is kept.
+    versions.set("s", "a", value(4001));
     expect(versions.get("s", "a")).toBeUndefined();
+    versions.set("s", "a", value(MIN_DELTA_BYTES - 1));
+    expect(versions.get("s", "a")).toBeUndefined();
+  });
+
+  it("writes small values as full copies", () => {
+    const small = JSON.stringify(["x".repeat(MIN_DELTA_BYTES / 2)]);
+    const bigger = JSON.stringify(["x".repeat(MIN_DELTA_BYTES / 2), "y"]);
+    expect(deltaAgainst(known(small), "json", Buffer.from(bigger))).toBeUndefined();
   });
 });

@@ -28,6 +28,13 @@ export const MAX_CHAIN = 64;
 /** Per-delta bookkeeping worth a full copy instead: its header. */
 const DELTA_OVERHEAD = 48;
 
+/**
+ * Values smaller than this are always full copies and never remembered: a delta would save a
+ * few dozen bytes, and remembering the small channels of every thread (inputs, branch markers)
+ * would fill the cache with entries that cost the heap more than they save Redis.
+ */
+export const MIN_DELTA_BYTES = 1024;
+
 /** A stored channel version this process knows the bytes of, and how far it is from a full copy. */
 export interface KnownVersion {
   field: string;
@@ -71,7 +78,7 @@ export function deltaAgainst(
   type: string,
   next: Buffer,
 ): { header: DeltaHeader; payload: Buffer } | undefined {
-  if (base.type !== type || base.depth + 1 > MAX_CHAIN) return undefined;
+  if (base.type !== type || base.depth + 1 > MAX_CHAIN || next.length < MIN_DELTA_BYTES) return undefined;
   const prefix = commonPrefix(base.bytes, next);
   const suffix = commonSuffix(base.bytes, next, Math.min(base.bytes.length, next.length) - prefix);
   const payload = next.subarray(prefix, next.length - suffix);
@@ -113,15 +120,17 @@ function slice(pieces: Buffer[], start: number, end: number): Buffer[] {
 /**
  * The latest version of each (scope, channel) this process wrote or read, so the next version is
  * written as a delta against it without reading it back. Bounded in bytes, least recently used
- * out first; a miss only means a full copy is written.
+ * out first; a miss only means a full copy is written. Values below `MIN_DELTA_BYTES` are not kept.
  */
 export class KnownVersions {
   readonly #entries = new Map<string, KnownVersion>();
   readonly #maxBytes: number;
+  readonly #maxEntries: number;
   #bytes = 0;
 
-  constructor(maxBytes = 32 * 2 ** 20) {
+  constructor(maxBytes = 32 * 2 ** 20, maxEntries = 4096) {
     this.#maxBytes = maxBytes;
+    this.#maxEntries = maxEntries;
   }
 
   get(scope: string, channel: string): KnownVersion | undefined {
@@ -136,11 +145,11 @@ export class KnownVersions {
 
   set(scope: string, channel: string, version: KnownVersion): void {
     this.delete(scope, channel);
-    if (version.bytes.length > this.#maxBytes / 4) return;
+    if (version.bytes.length < MIN_DELTA_BYTES || version.bytes.length > this.#maxBytes / 4) return;
     this.#entries.set(`${scope}\0${channel}`, version);
     this.#bytes += version.bytes.length;
     for (const [key, entry] of this.#entries) {
-      if (this.#bytes <= this.#maxBytes) break;
+      if (this.#bytes <= this.#maxBytes && this.#entries.size <= this.#maxEntries) break;
       this.#entries.delete(key);
       this.#bytes -= entry.bytes.length;
     }
