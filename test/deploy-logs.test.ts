@@ -6,6 +6,7 @@ import { hashApiKey } from "@agentplane/common";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningControlPlane, startControlPlane } from "../control-plane/src/app.ts";
+import type { ApiResponse } from "../control-plane/src/testing/harness.ts";
 import { settingsFromEnv } from "../operator/src/config.ts";
 import { type RunningOperator, startOperator } from "../operator/src/operator.ts";
 import { eventually, startTestCluster, type TestCluster } from "../testing/kubelet/cluster.ts";
@@ -45,7 +46,7 @@ let controlPlane: RunningControlPlane;
 let operator: RunningOperator;
 const key = `logs-${randomUUID()}`;
 
-const api = async (path: string, init: { method?: string; body?: unknown } = {}) => {
+const api = async (path: string, init: { method?: string; body?: unknown } = {}): Promise<ApiResponse> => {
   const response = await fetch(`${controlPlane.url}${path}`, {
     method: init.method ?? "GET",
     headers: { "x-api-key": key, "content-type": "application/json" },
