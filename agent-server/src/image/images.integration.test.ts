@@ -184,7 +184,9 @@ describe("images started from their assembled trees", () => {
       }),
     );
     writeFileSync(join(project, "package-lock.json"), "{}");
-    // `agent-server dockerfile` as built into the base image.
+    // A secret next to the project, as `langgraph dev` users keep one: it must stay out of the image.
+    writeFileSync(join(project, ".env"), "OPENAI_API_KEY=sk-secret\n");
+    // `agent-server dockerfile` as built into the base image, printed (`> Dockerfile`).
     const cli = resolveCommand(base, [
       "agent-server",
       "dockerfile",
@@ -194,12 +196,13 @@ describe("images started from their assembled trees", () => {
       "agentplane/agent-server:test",
     ]);
     const generated = spawnSync(process.execPath, [cli.script, ...cli.args], { encoding: "utf8" });
-    expect(generated.stderr).toBe("");
+    expect(generated.stderr).toBe(`wrote ${join(project, ".dockerignore")}\n`);
     expect(generated.status).toBe(0);
     const userImage = new ImageAssembler({
       dockerfile: generated.stdout,
       contextDir: project,
-      dockerignore: "node_modules\n",
+      // What a builder reads from the context: the file `dockerfile` wrote there.
+      dockerignore: readFileSync(join(project, ".dockerignore"), "utf8"),
       workDir: join(workDir, "user-image"),
       images: { "agentplane/agent-server:test": base },
       run: (context) => {
@@ -208,6 +211,8 @@ describe("images started from their assembled trees", () => {
         linkDeclaredModules(context.hostWorkdir, REPO);
       },
     }).assemble();
+    expect(existsSync(hostPath(userImage, "/deps/app/.env"))).toBe(false);
+    expect(existsSync(hostPath(userImage, "/deps/app/langgraph.json"))).toBe(true);
     expect(userImage.config.user).toBe("1000:1000");
     expect(userImage.config.cmd).toEqual(["agent-server", "serve", "--config", "/deps/langgraph.json"]);
     const command = resolveCommand(userImage);
