@@ -134,7 +134,7 @@ try {
   pod logs        ${join(dir, "logs")}/<pod>.log
 
   set -a; . ${join(dir, "env")}; set +a     # CONTROL_PLANE_URL, CONTROL_PLANE_API_KEY, KUBECONFIG, EXAMPLE_IMAGE
-  kubectl get agentdeployments -A`);
+  kubectl get agentdeployments -A              # no kubectl? scripts/kubectl.sh takes the same arguments`);
 } catch (error) {
   console.error(`platform: ${(error as Error).message}`);
   await stopAll();
