@@ -13,6 +13,7 @@ import { settingsFromEnv } from "../operator/src/config.ts";
 import { connectionFromKubeconfig } from "../operator/src/kube/config.ts";
 import { startOperator } from "../operator/src/operator.ts";
 import { BASE_VALUES, type KubeManifest, renderChart, withValues } from "../testing/helm.ts";
+import type { Attributes } from "../testing/kube-apiserver/authorization.ts";
 import { type KubeApiServer, startKubeApiServer } from "../testing/kube-apiserver/server.ts";
 
 /**
@@ -20,7 +21,10 @@ import { type KubeApiServer, startKubeApiServer } from "../testing/kube-apiserve
  * each talks to the Kubernetes API test server through its own recording proxy while the quick-start
  * flow runs (create, patch, OAuth providers, delete); every recorded request must be allowed by the
  * rendered Roles/ClusterRoles bound to that component's ServiceAccount, and every granted permission
- * must have been used or be listed below with the reason it cannot be exercised here.
+ * must have been used or be listed below with the reason it cannot be exercised here. The test server
+ * enforces the same rules itself (each component's requests carry its ServiceAccount's name as their
+ * token), including the admission checks that depend on them (OwnerReferencesPermissionEnforcement),
+ * so a missing grant fails the flow as it would on a hardened cluster.
  */
 
 const RELEASE_NAMESPACE = "agentplane";
@@ -153,10 +157,14 @@ function kubeClientsOf(kubeconfigPath: string): CoreV1Api {
   return config.makeApiClient(CoreV1Api);
 }
 
-/** A copy of the test server's kubeconfig pointed at `server`. */
-function kubeconfigVia(kube: KubeApiServer, server: string, name: string): string {
-  const path = `${kube.kubeconfigPath}.${name}`;
-  writeFileSync(path, readFileSync(kube.kubeconfigPath, "utf8").replace(kube.url, server));
+const ADMIN_TOKEN = "agentplane-test";
+const serviceAccountUser = (name: string) => `system:serviceaccount:${RELEASE_NAMESPACE}:${name}`;
+
+/** A copy of the test server's kubeconfig pointed at `server`, authenticating as `serviceAccount`. */
+function kubeconfigVia(kube: KubeApiServer, server: string, serviceAccount: string): string {
+  const path = `${kube.kubeconfigPath}.${serviceAccount}`;
+  const text = readFileSync(kube.kubeconfigPath, "utf8").replace(kube.url, server);
+  writeFileSync(path, text.replace(`token: ${ADMIN_TOKEN}`, `token: ${serviceAccountUser(serviceAccount)}`));
   return path;
 }
 
@@ -171,14 +179,6 @@ async function until(condition: () => boolean | Promise<boolean>, what: string, 
 /** Granted but not reachable without a real cluster, each with the reason. */
 const NOT_EXERCISED: Record<string, string> = {
   "control-plane agentplane.dev agentrevisions delete": "only when creating a deployment fails half-way",
-  "operator agentplane.dev agentdeployments/finalizers update":
-    "clusters with OwnerReferencesPermissionEnforcement require it to set blockOwnerDeletion on children",
-  "operator apps deployments create":
-    "server-side apply of a missing object is authorized as create (the test server skips that check)",
-  "operator apps statefulsets create": "as for deployments",
-  "operator  services create": "as for deployments",
-  "operator autoscaling horizontalpodautoscalers create": "as for deployments",
-  "operator networking.k8s.io networkpolicies create": "as for deployments",
   "operator  configmaps get":
     "only for a spec naming a ConfigMap not its own (the pod policy reads its sharing annotation)",
   "operator  serviceaccounts get":
@@ -200,6 +200,8 @@ describe.each([
     let kube: KubeApiServer;
     let controlPlaneProxy: Awaited<ReturnType<typeof recordingProxy>>;
     let operatorProxy: Awaited<ReturnType<typeof recordingProxy>>;
+    /** Every authorization the test server granted: requests and admission checks alike. */
+    const granted: Attributes[] = [];
     const closers: (() => Promise<unknown>)[] = [];
     const controlPlaneValues = watchNamespace
       ? { namespaceLayout: "shared", namespaces: [AGENT_NAMESPACE] }
@@ -211,9 +213,21 @@ describe.each([
     );
 
     beforeAll(async () => {
+      const rulesByUser = new Map(
+        ["ap-agentplane-control-plane", "ap-agentplane-operator"].map((sa) => [
+          serviceAccountUser(sa),
+          rulesFor(manifests, sa),
+        ]),
+      );
       kube = await startKubeApiServer({
         crds: loadCrdManifests(),
         namespaces: ["default", RELEASE_NAMESPACE, AGENT_NAMESPACE],
+        authorize: (attributes) => {
+          if (attributes.user === ADMIN_TOKEN) return true;
+          const ok = allowed(rulesByUser.get(attributes.user) ?? [], attributes);
+          if (ok) granted.push(attributes);
+          return ok;
+        },
       });
       controlPlaneProxy = await recordingProxy(kube.url);
       operatorProxy = await recordingProxy(kube.url);
@@ -238,12 +252,14 @@ describe.each([
           PORT: "0",
           HOST: "127.0.0.1",
         }),
-        kubeconfigPath: kubeconfigVia(kube, controlPlaneProxy.url, "control-plane"),
+        kubeconfigPath: kubeconfigVia(kube, controlPlaneProxy.url, "ap-agentplane-control-plane"),
         logLevel: "silent",
       });
       closers.unshift(() => controlPlane.close());
 
-      const operatorConnection = connectionFromKubeconfig(kubeconfigVia(kube, operatorProxy.url, "operator"));
+      const operatorConnection = connectionFromKubeconfig(
+        kubeconfigVia(kube, operatorProxy.url, "ap-agentplane-operator"),
+      );
       const settings = settingsFromEnv({
         ...literalEnv(manifestNamed(manifests, "Deployment", "-operator")),
         // fieldRef values and the ports this test can use
@@ -387,7 +403,8 @@ describe.each([
     ])(
       "%s: every granted permission is used, or listed with the reason it is not exercised here",
       (component, sa, calls) => {
-        const used = new Set(calls().map((call) => `${call.group} ${call.resource} ${call.verb}`));
+        const checked = granted.filter((g) => g.user === serviceAccountUser(sa));
+        const used = new Set([...calls(), ...checked].map((call) => `${call.group} ${call.resource} ${call.verb}`));
         const unused = rulesFor(manifests, sa).flatMap(({ rule }) =>
           rule.apiGroups.flatMap((group) =>
             rule.resources.flatMap((resource) =>
@@ -400,6 +417,53 @@ describe.each([
     );
   },
 );
+
+describe("a control plane missing a Kubernetes permission", () => {
+  it("answers 503 naming what Kubernetes forbade, not 500 (without update on agentdeployments/finalizers)", async () => {
+    const manifests = renderChart(BASE_VALUES, [], RELEASE_NAMESPACE);
+    const sa = "ap-agentplane-control-plane";
+    const rules = rulesFor(manifests, sa).filter(({ rule }) => !rule.resources.some((r) => r.endsWith("/finalizers")));
+    const kube = await startKubeApiServer({
+      crds: loadCrdManifests(),
+      namespaces: ["default", RELEASE_NAMESPACE],
+      authorize: (attributes) => attributes.user === ADMIN_TOKEN || allowed(rules, attributes),
+    });
+    const secretsDir = mkdtempSync(join(tmpdir(), "rbac-"));
+    const grantsFile = join(secretsDir, "api-keys.jsonl");
+    writeFileSync(grantsFile, manifestNamed(manifests, "Secret", "-api-keys").stringData["api-keys.jsonl"]);
+    const controlPlane = await startControlPlane({
+      ...loadControlPlaneConfig({
+        ...literalEnv(manifestNamed(manifests, "Deployment", "-control-plane")),
+        CONTROL_PLANE_API_KEYS_FILE: grantsFile,
+        PORT: "0",
+        HOST: "127.0.0.1",
+      }),
+      kubeconfigPath: kubeconfigVia(kube, kube.url, sa),
+      logLevel: "silent",
+    });
+    try {
+      const response = await fetch(`${controlPlane.url}/v2/deployments`, {
+        method: "POST",
+        headers: { "x-api-key": "test", "x-tenant-id": workspace, "content-type": "application/json" },
+        body: JSON.stringify({
+          name: "no-finalizers",
+          source: "external_docker",
+          source_config: { resource_spec: { min_scale: 1, max_scale: 1 } },
+          source_revision_config: { image_uri: "registry.example/agent:1" },
+          secrets: [],
+        }),
+      });
+      const body = (await response.json()) as { detail: string };
+      expect(response.status, JSON.stringify(body)).toBe(503);
+      expect(body.detail).toContain("lacks a Kubernetes permission");
+      expect(body.detail).toContain("cannot set blockOwnerDeletion");
+    } finally {
+      await controlPlane.close();
+      await kube.close();
+      rmSync(secretsDir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe("RBAC attributes of requests", () => {
   it("maps REST requests to RBAC attributes like the API server", () => {

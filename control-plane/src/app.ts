@@ -77,6 +77,20 @@ function kubeErrorHandler(logger: Logger): ErrorRequestHandler {
       );
       return;
     }
+    if (error instanceof ApiException && error.code === 403) {
+      // Kubernetes forbade the control plane itself (its RBAC, or an admission plugin such as
+      // OwnerReferencesPermissionEnforcement): not the client's mistake, and not one a retry fixes
+      // until an administrator grants the permission, which the message names.
+      const message = kubeMessage(error);
+      logger.error({ message, path: req.path }, "Kubernetes API forbade a request of the control plane");
+      next(
+        new HttpError(
+          503,
+          `The control plane lacks a Kubernetes permission for this request; an administrator must grant it. Kubernetes said: ${message}`,
+        ),
+      );
+      return;
+    }
     if (error instanceof TypeError && error.message === "fetch failed") {
       logger.error({ err: error.cause, path: req.path }, "Kubernetes API unreachable");
       next(new HttpError(503, "The Kubernetes API is unreachable; please retry."));
@@ -84,6 +98,21 @@ function kubeErrorHandler(logger: Logger): ErrorRequestHandler {
     }
     next(error);
   };
+}
+
+/** The `message` of a Kubernetes `Status` failure body. */
+function kubeMessage(error: ApiException<unknown>): string {
+  const body: unknown = typeof error.body === "string" ? safeJson(error.body) : error.body;
+  const message = body && typeof body === "object" ? (body as { message?: unknown }).message : undefined;
+  return typeof message === "string" ? message : `HTTP ${error.code}`;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface ControlPlane {
