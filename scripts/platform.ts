@@ -48,8 +48,8 @@ function stopAll(): Promise<void> {
         console.error(`platform: stopping ${name}: ${(error as Error).message}`);
       }
     }
-    rmSync(join(dir, "env"), { force: true });
-    rmSync(join(dir, "kubeconfig"), { force: true });
+    // Pod logs stay for a look afterwards; what pointed at the stopped platform goes.
+    for (const file of ["env", "kubeconfig", "api-keys.jsonl"]) rmSync(join(dir, file), { force: true });
   })();
   return stopping;
 }
