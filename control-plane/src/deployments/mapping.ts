@@ -13,6 +13,7 @@ import {
   type Resources,
   revisionSecretName,
 } from "@agentplane/crds";
+import { localListenerId } from "../listeners/local.ts";
 import { withRestrictedSecurityContext } from "./pod-policy.ts";
 import type {
   Deployment,
@@ -213,7 +214,7 @@ export function immutableFieldChange(deployment: AgentDeployment, body: Deployme
   if (body.name != null && body.name !== spec.displayName) return "Field 'name' cannot be changed.";
   if (body.source != null && body.source !== spec.source) return "Field 'source' cannot be changed.";
   if (body.revision_source != null) return "Field 'revision_source' is not supported for external_docker deployments.";
-  if (listenerId != null && listenerId !== spec.sourceConfig?.listener_id)
+  if (listenerId != null && listenerId !== listenerOf(deployment))
     return "Field 'source_config.listener_id' cannot be changed.";
   if (namespace != null && namespace !== metadata.namespace)
     return "Field 'source_config.listener_config' cannot be changed.";
@@ -239,6 +240,9 @@ export function patchedSpec(
   };
 }
 
+/** Deployments created before listeners existed name none: they run where the local listener deploys. */
+const listenerOf = ({ spec }: AgentDeployment) => spec.sourceConfig?.listener_id ?? localListenerId(spec.tenantId);
+
 export function deploymentStatus(deployment: AgentDeployment): DeploymentStatus {
   if (deployment.metadata.deletionTimestamp) return "AWAITING_DELETE";
   // Until the operator has written status, the deployment is still being provisioned.
@@ -254,7 +258,7 @@ export function toDeploymentResponse(deployment: AgentDeployment, secrets: Secre
     name: spec.displayName,
     source: spec.source,
     source_config: {
-      listener_id: spec.sourceConfig?.listener_id ?? null,
+      listener_id: listenerOf(deployment),
       listener_config: { k8s_namespace: metadata.namespace ?? null },
       custom_url: spec.sourceConfig?.custom_url ?? null,
       resource_spec: fromResources(spec.template.resources),

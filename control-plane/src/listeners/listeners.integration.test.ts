@@ -152,6 +152,28 @@ describe("deployments and listeners", () => {
     expect(patch.status).toBe(200);
   });
 
+  it("puts deployments created before listeners existed (none stored) on the local listener", async () => {
+    const local = await localListener();
+    const d = await h.createDeployment("before-listeners");
+    const ref = {
+      group: "agentplane.dev",
+      version: "v1alpha1",
+      plural: "agentdeployments",
+      namespace: "agents",
+      name: d.id,
+    };
+    const stored = (await h.cluster.custom.getNamespacedCustomObject(ref)) as {
+      spec: { sourceConfig: Record<string, unknown> };
+    };
+    stored.spec.sourceConfig = { custom_url: null };
+    await h.cluster.custom.replaceNamespacedCustomObject({ ...ref, body: stored });
+    const patched = await h.api("PATCH", `/v2/deployments/${d.id}`, {
+      body: { source_config: { listener_id: local.id } },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(patched.body.source_config.listener_id).toBe(local.id);
+  });
+
   it("refuses unknown listeners, other workspaces' listeners and listeners nothing reconciles, writing nothing", async () => {
     const remote = (await h.api("POST", "/v2/listeners", { body: cluster("remote-1") })).body;
     const othersLocal = await localListener(asWorkspaceB());

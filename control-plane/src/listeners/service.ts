@@ -1,24 +1,12 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { badRequest, HttpError, notFound } from "@agentplane/common";
 import type { NamespacePlacement } from "../deployments/namespaces.ts";
 import { retryOnConflict } from "../kube/errors.ts";
+import { LOCAL_COMPUTE_ID, localListenerId } from "./local.ts";
 import type { Listener, ListenerCreateRequest, ListenerPatchRequest } from "./schemas.ts";
 import { computeIdTaken, type ListenerStore } from "./store.ts";
 
-/** compute_id of the listener that stands for the cluster the control plane itself deploys into. */
-export const LOCAL_COMPUTE_ID = "local";
-
 const listenerNotFound = (id: string) => notFound(`Listener ID ${id} not found.`);
-
-/**
- * The id of a workspace's local listener: derived from the workspace, so every replica and every
- * restart gives the same one without storing it (UUID version 8, the layout for custom ids).
- */
-export function localListenerId(tenantId: string): string {
-  const hex = createHash("sha256").update(`agentplane/local-listener/${tenantId}`).digest("hex");
-  const variant = ((Number.parseInt(hex[16] ?? "0", 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
 
 /**
  * Listeners of a workspace: the local one, which describes the cluster this control plane writes to
