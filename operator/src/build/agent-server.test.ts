@@ -138,8 +138,17 @@ describe("buildAgentDeployment", () => {
   });
 
   it("leaves replicas to the autoscaler when there is one", () => {
-    const built: Json = buildAgentDeployment(agd, agentRevision({ resources: { minScale: 1, maxScale: 3 } }), settings);
+    const built: Json = buildAgentDeployment(
+      agd,
+      agentRevision({ resources: { minScale: 1, maxScale: 3, cpu: 0.5 } }),
+      settings,
+    );
     expect(built.spec.replicas).toBeUndefined();
+  });
+
+  it("runs the minimum scale itself when an autoscaler could not scale (no CPU request)", () => {
+    const built: Json = buildAgentDeployment(agd, agentRevision({ resources: { minScale: 2, maxScale: 3 } }), settings);
+    expect(built.spec.replicas).toBe(2);
   });
 
   it("mounts no API-key file when no Secret is named", () => {
@@ -154,9 +163,21 @@ describe("buildAutoscaler", () => {
     [{}, false],
     [{ minScale: 1, maxScale: 1 }, false],
     [{ minScale: 2, maxScale: 2 }, false],
-    [{ minScale: 1, maxScale: 4 }, true],
-    [{ maxScale: 3 }, true],
-    [{ minScale: 0, maxScale: 1 }, false],
+    [{ minScale: 1, maxScale: 4, cpu: 0.5 }, true],
+    [{ maxScale: 3, cpuLimit: 1 }, true],
+    [{ minScale: 0, maxScale: 1, cpu: 0.5 }, false],
+    // No CPU request on the agent server, or on a sidecar: the HPA would never scale.
+    [{ minScale: 1, maxScale: 4 }, false],
+    [{ minScale: 1, maxScale: 4, cpu: 0.5, sidecars: [{ name: "proxy", image: "envoy" }] }, false],
+    [
+      {
+        minScale: 1,
+        maxScale: 4,
+        cpu: 0.5,
+        sidecars: [{ name: "proxy", image: "envoy", resources: { requests: { cpu: "100m" } } }],
+      },
+      true,
+    ],
   ] as [Resources, boolean][])("resources %j -> HPA %s", (resources, expected) => {
     const hpa = buildAutoscaler(agentDeployment(), agentRevision({ resources }), settings);
     expect(hpa !== undefined).toBe(expected);

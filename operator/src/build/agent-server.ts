@@ -29,9 +29,22 @@ export function minReplicas(resources: Resources | undefined): number {
   return resources?.minScale ?? 1;
 }
 
+/**
+ * An autoscaler only when more than one replica is allowed and every container has a CPU request (a
+ * limit alone defaults the request): the HPA scales on CPU utilization, and with one request missing
+ * it reports "missing request for cpu" and never scales. The control plane refuses such a spec; one
+ * written past it runs at its minimum scale instead.
+ */
 export function hasAutoscaler(resources: Resources | undefined): boolean {
   const min = Math.max(1, minReplicas(resources));
-  return resources?.maxScale !== undefined && resources.maxScale > min;
+  if (resources?.maxScale === undefined || resources.maxScale <= min) return false;
+  const agentCpu = resources.cpu !== undefined || resources.cpuLimit !== undefined;
+  const sidecarsCpu = (resources.sidecars ?? []).every((sidecar) => {
+    const declared = (sidecar as { resources?: { requests?: { cpu?: unknown }; limits?: { cpu?: unknown } } })
+      .resources;
+    return declared?.requests?.cpu !== undefined || declared?.limits?.cpu !== undefined;
+  });
+  return agentCpu && sidecarsCpu;
 }
 
 /**

@@ -26,7 +26,7 @@ describe("desiredChildren", () => {
     [
       "managed Redis, autoscaled",
       {},
-      { minScale: 1, maxScale: 5 },
+      { minScale: 1, maxScale: 5, cpu: 0.5 },
       ["Secret"],
       ["StatefulSet", "Service", "NetworkPolicy", "Deployment", "Service", "NetworkPolicy", "HorizontalPodAutoscaler"],
       [],

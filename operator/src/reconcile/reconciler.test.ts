@@ -206,7 +206,7 @@ const cases: Case[] = [
     name: "first deploy with an external Redis and an autoscaler: no Redis, an HPA instead of fixed replicas",
     objects: [
       deployment({ redis: { externalUrlSecretRef: { name: REDIS_URL_SECRET, key: "url" } } }),
-      revision("r1", 10, "AWAITING_DEPLOY", { resources: { minScale: 1, maxScale: 3 } }),
+      revision("r1", 10, "AWAITING_DEPLOY", { resources: { minScale: 1, maxScale: 3, cpu: 0.5 } }),
     ],
     writes: [
       `apply Deployment ${AGENT}`,
@@ -451,8 +451,8 @@ const cases: Case[] = [
           readyReplicas: 1,
         },
       ),
-      revision("r1", 10, "DEPLOYED", { resources: { maxScale: 3 } }),
-      ...appliedChildren(deployment(), revision("r1", 10, undefined, { resources: { maxScale: 3 } }), {
+      revision("r1", 10, "DEPLOYED", { resources: { maxScale: 3, cpu: 0.5 } }),
+      ...appliedChildren(deployment(), revision("r1", 10, undefined, { resources: { maxScale: 3, cpu: 0.5 } }), {
         Deployment: rolledOut,
         StatefulSet: redisUp,
       }),
@@ -511,9 +511,9 @@ const cases: Case[] = [
         { revisionName: "r2", redis: { externalUrlSecretRef: { name: REDIS_URL_SECRET, key: "url" } } },
         { generation: 2 },
       ),
-      revision("r1", 10, "DEPLOYED", { resources: { maxScale: 3 } }),
+      revision("r1", 10, "DEPLOYED", { resources: { maxScale: 3, cpu: 0.5 } }),
       revision("r2", 20, "AWAITING_DEPLOY"),
-      ...appliedChildren(deployment(), revision("r1", 10, undefined, { resources: { maxScale: 3 } }), {
+      ...appliedChildren(deployment(), revision("r1", 10, undefined, { resources: { maxScale: 3, cpu: 0.5 } }), {
         Deployment: rolledOut,
         StatefulSet: redisUp,
       }),
