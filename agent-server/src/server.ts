@@ -23,8 +23,10 @@ import { createMemoryStorage } from "./storage/memory.ts";
 import { createRedisStorage } from "./storage/redis.ts";
 import type { Storage } from "./storage/types.ts";
 import { threadStreamModule } from "./thread-stream/routes.ts";
+import { routeUpgrades } from "./thread-stream/upgrade.ts";
 import { threadsModule } from "./threads/module.ts";
 import { tracingModule } from "./tracing/module.ts";
+import { uiModule } from "./ui/module.ts";
 
 /**
  * The features every agent server has; later features append their module to this list.
@@ -65,6 +67,7 @@ export function defaultModules(
     storeApiModule(),
     mcpModule(runs.service, assistants.service),
     a2aModule({ runs: runs.service, assistants: assistants.service, threads: threads.service }),
+    uiModule(),
   ];
 }
 
@@ -119,6 +122,8 @@ export async function startAgentServer(config: ServerConfig, options: StartOptio
     const loopback = new Loopback();
     const { app, routes } = createApp(ctx, modules, loopback);
     const running = await listen(app, config.port, config.host);
+    // WebSocket upgrades go through the app too, so they are authenticated as requests are.
+    const upgrades = routeUpgrades(running.server, app);
     // `new Client()` without apiUrl in graphs and custom routes, and relative webhooks, reach this server.
     loopback.bind(running.url);
     const context = ctx;
@@ -130,6 +135,8 @@ export async function startAgentServer(config: ServerConfig, options: StartOptio
       routes,
       graphs,
       close: async () => {
+        // Sockets first: the HTTP server's close waits for every connection, upgraded ones too.
+        upgrades.close();
         await running.close(config.shutdownGraceMs);
         await stopModules();
         loopback.release();

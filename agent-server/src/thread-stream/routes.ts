@@ -1,4 +1,4 @@
-import { type AnyRoute, defineRoute, type Logger } from "@agentplane/common";
+import { type AnyRoute, defineRoute, HttpError, type Logger } from "@agentplane/common";
 import { z } from "zod";
 import type { ServerModule } from "../app.ts";
 import { requestAuth } from "../custom-auth/module.ts";
@@ -8,6 +8,7 @@ import type { ThreadService } from "../threads/service.ts";
 import { CommandResponseSchema, CommandSchema, EventStreamRequestSchema } from "./schemas.ts";
 import { ThreadProtocolService } from "./service.ts";
 import { streamProtocolEvents } from "./stream.ts";
+import { ProtocolSockets } from "./websocket.ts";
 
 const ThreadParamsSchema = z.object({ thread_id: z.uuid() });
 
@@ -23,12 +24,12 @@ const lastEventId = (header: string | undefined): number | undefined =>
 
 /** The thread-centric protocol over HTTP: commands, and filtered SSE event streams. */
 export function threadStreamRoutes(
+  protocol: ThreadProtocolService,
   runs: RunService,
   threads: ThreadService,
   events: RunEventLog,
   options: ThreadStreamRoutesOptions,
 ): AnyRoute[] {
-  const protocol = new ThreadProtocolService(runs, threads, events);
   const tag = "Thread Stream";
   return [
     defineRoute({
@@ -67,11 +68,35 @@ export function threadStreamRoutes(
         await streamProtocolEvents(runs, events, res, params.thread_id, filter, options);
       },
     }),
+    defineRoute({
+      method: "get",
+      path: "/threads/:thread_id/stream/events",
+      operationId: "thread_stream_websocket",
+      tag,
+      summary:
+        "WebSocket (Upgrade: websocket): commands, and events of `subscription.subscribe` (channels, namespaces, depth, since)",
+      params: ThreadParamsSchema,
+      errors: [426],
+      // Upgrade requests are accepted before the routes (`ProtocolSockets.accept`); a plain GET ends here.
+      handler: () => {
+        throw new HttpError(426, "Connect with a WebSocket (Upgrade: websocket), or POST for server-sent events");
+      },
+    }),
   ];
 }
 
 /** A stream whose client takes nothing for this long is cut off (its buffer freed). */
 const STALL_MS = 60_000;
+/** Unsent bytes a WebSocket may hold before its events wait for the client. */
+const SOCKET_BUFFER_BYTES = 1024 * 1024;
+
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+
+/** `BODY_LIMIT` (`512kb`, `10mb`, a byte count: the config checks the form) in bytes. */
+const byteSize = (limit: string) => {
+  const [, count, unit] = /^(\d+)([a-z]*)$/i.exec(limit) ?? [];
+  return Number(count) * (UNITS[(unit || "b").toLowerCase()] ?? 1);
+};
 
 /** The protocol's routes; runs and threads come from their modules once started. */
 export function threadStreamModule(deps: {
@@ -80,10 +105,25 @@ export function threadStreamModule(deps: {
   threads: () => ThreadService;
   settings: { heartbeatMs: number };
 }): ServerModule {
+  let protocol: ThreadProtocolService | undefined;
+  const service = () => {
+    protocol ??= new ThreadProtocolService(deps.runs(), deps.threads(), deps.events());
+    return protocol;
+  };
   return {
     name: "thread-stream",
+    // WebSocket upgrades, after authentication (API keys, custom auth) like every request.
+    middleware: (ctx) => [
+      new ProtocolSockets(service(), deps.runs(), deps.events(), deps.threads(), {
+        heartbeatMs: deps.settings.heartbeatMs,
+        bufferLimit: SOCKET_BUFFER_BYTES,
+        stallMs: STALL_MS,
+        maxPayload: byteSize(ctx.config.bodyLimit),
+        logger: ctx.logger,
+      }).accept(),
+    ],
     routes: (ctx) =>
-      threadStreamRoutes(deps.runs(), deps.threads(), deps.events(), {
+      threadStreamRoutes(service(), deps.runs(), deps.threads(), deps.events(), {
         heartbeatMs: deps.settings.heartbeatMs,
         stallMs: STALL_MS,
         logger: ctx.logger,

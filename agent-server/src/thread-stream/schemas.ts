@@ -1,3 +1,4 @@
+import { isSupportedChannel } from "@langchain/langgraph/stream";
 import { z } from "zod";
 import { MultitaskStrategySchema, RunCreateStatefulSchema } from "../runs/schemas.ts";
 import { apiSchemas } from "../schemas/registry.ts";
@@ -94,3 +95,17 @@ export const StateForkParamsSchema = z.object({
   config: z.record(z.string(), z.unknown()).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
+
+/**
+ * `subscription.subscribe` over the WebSocket: the filter of an event stream (open to extra
+ * fields, as the protocol's `SubscribeParams`), channels checked against the protocol's, and
+ * `since` to replay exactly after the last event a client saw.
+ */
+export const SubscribeParamsSchema = z.looseObject({
+  channels: z.array(z.string().refine(isSupportedChannel, { message: "unsupported channel" })).min(1),
+  namespaces: z.array(NamespaceSchema).optional(),
+  depth: z.number().int().nonnegative().optional(),
+  since: z.number().int().nonnegative().optional(),
+});
+
+export const UnsubscribeParamsSchema = z.looseObject({ subscription_id: z.string().min(1) });

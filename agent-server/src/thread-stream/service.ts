@@ -48,7 +48,7 @@ export class CommandError extends Error {
 /** Protocol error codes of the HTTP errors the run and thread services throw. */
 const CODES: Record<number, string> = { 404: "no_such_run", 409: "invalid_argument", 422: "invalid_argument" };
 
-function parseParams<S extends z.ZodType>(schema: S, command: Command): z.output<S> {
+export function parseParams<S extends z.ZodType>(schema: S, command: Command): z.output<S> {
   const params = command.params ?? {};
   const parsed = schema.safeParse(params);
   if (parsed.success) return parsed.data;

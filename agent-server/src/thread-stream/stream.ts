@@ -36,19 +36,68 @@ function drained(res: Response, stallMs: number): Promise<boolean> {
   });
 }
 
-/** Where a stream starts: the ordinal of the first run to read and the log position after which to read it. */
-function startPoint(since: number | undefined): { ordinal: number; position: number } {
-  if (since === undefined) return { ordinal: 1, position: -1 };
-  const point = fromSeq(since);
-  return point.ordinal < 1 ? { ordinal: 1, position: -1 } : point;
+/**
+ * Where reading starts for a stream that wants the events after sequence number `after` (-1:
+ * all): the ordinal of the first run to read and the log position after which to read it.
+ */
+function startPoint(after: number): { ordinal: number; position: number } {
+  const next = fromSeq(after + 1);
+  return next.ordinal < 1 ? { ordinal: 1, position: -1 } : { ordinal: next.ordinal, position: next.position - 1 };
+}
+
+export type ProtocolItem = ProtocolEvent | { heartbeat: true };
+
+/**
+ * Every protocol event of the thread after sequence number `after`, in order, live, until
+ * `signal` aborts, with a heartbeat item whenever nothing happened for `heartbeatMs`. Everything
+ * is read from Redis (the thread's run list, then each run's log in turn), so any replica serves
+ * any stream while a third executes the run; the consumer pulls, so a slow one holds at most one
+ * page of one log.
+ */
+export async function* protocolEvents(
+  runs: RunService,
+  events: RunEventLog,
+  threadId: string,
+  after: number,
+  options: { signal: AbortSignal; heartbeatMs: number },
+): AsyncGenerator<ProtocolItem> {
+  const { signal, heartbeatMs } = options;
+  const start = startPoint(after);
+  // The run list, live: entries appended later (new runs, from any replica) arrive here too.
+  const listed = readRunEvents(events, runIndexId(threadId), {
+    afterId: start.ordinal - 2,
+    signal,
+    heartbeatMs,
+    isOver: async () => false,
+  });
+  for await (const entry of listed) {
+    if ("heartbeat" in entry) {
+      yield entry;
+      continue;
+    }
+    const ordinal = entry.id + 1;
+    const run = JSON.parse(entry.data) as IndexedRun;
+    const position = ordinal === start.ordinal ? start.position : -1;
+    const last = await runs.lastEvent(run.run_id);
+    // Resuming after the run's end, or its log expired: nothing of it is left to send.
+    if (last?.event === END_EVENT && last.id <= position) continue;
+    if (!last && (await runs.isOver(run.run_id))) continue;
+    for await (const item of runs.readEvents(run.run_id, { afterId: position, signal, heartbeatMs })) {
+      if ("heartbeat" in item) {
+        yield item;
+        continue;
+      }
+      const event = toProtocolEvent(ordinal, run.graph_id, item);
+      if (event) yield event;
+    }
+  }
 }
 
 /**
  * `POST /threads/{id}/stream/events`: the thread's protocol events that pass `filter`, from its
- * first protocol run (or after `since`) on, live, until the client disconnects. Everything is
- * read from Redis (the thread's run list, then each run's log in turn), so any replica serves
- * any stream while a third executes the run. Logs are read only as fast as the client takes the
- * events: a client that stops reading holds one page of one log until `stallMs`, then is cut off.
+ * first protocol run (or after `since`) on, live, until the client disconnects. Logs are read
+ * only as fast as the client takes the events: a client that stops reading holds one page of
+ * one log until `stallMs`, then is cut off.
  */
 export async function streamProtocolEvents(
   runs: RunService,
@@ -62,40 +111,16 @@ export async function streamProtocolEvents(
   const controller = new AbortController();
   res.on("close", () => controller.abort());
   const { signal } = controller;
-  const start = startPoint(filter.since);
   openSse(res);
   /** Writes, then waits while the response buffer is full; false once the client is gone or stalled. */
   const write = async (text: string) => res.write(text) || (await drained(res, stallMs));
-  const send = (event: ProtocolEvent) =>
-    write(`id: ${event.event_id}\nevent: ${event.method}\ndata: ${JSON.stringify(event)}\n\n`);
-  const heartbeat = () => write(": heartbeat\n\n");
   try {
-    // The run list, live: entries appended later (new runs, from any replica) arrive here too.
-    const listed = readRunEvents(events, runIndexId(threadId), {
-      afterId: start.ordinal - 2,
-      signal,
-      heartbeatMs,
-      isOver: async () => false,
-    });
-    for await (const entry of listed) {
-      if ("heartbeat" in entry) {
-        if (!(await heartbeat())) return;
-        continue;
-      }
-      const ordinal = entry.id + 1;
-      const run = JSON.parse(entry.data) as IndexedRun;
-      const after = ordinal === start.ordinal ? start.position : -1;
-      const last = await runs.lastEvent(run.run_id);
-      // Resuming after the run's end, or its log expired: nothing of it is left to send.
-      if (last?.event === END_EVENT && last.id <= after) continue;
-      if (!last && (await runs.isOver(run.run_id))) continue;
-      for await (const item of runs.readEvents(run.run_id, { afterId: after, signal, heartbeatMs })) {
-        if ("heartbeat" in item) {
-          if (!(await heartbeat())) return;
-          continue;
-        }
-        const event = toProtocolEvent(ordinal, run.graph_id, item);
-        if (event && matchesFilter(filter, event) && !(await send(event))) return;
+    for await (const item of protocolEvents(runs, events, threadId, filter.since ?? -1, { signal, heartbeatMs })) {
+      if ("heartbeat" in item) {
+        if (!(await write(": heartbeat\n\n"))) return;
+      } else if (matchesFilter(filter, item)) {
+        const text = `id: ${item.event_id}\nevent: ${item.method}\ndata: ${JSON.stringify(item)}\n\n`;
+        if (!(await write(text))) return;
       }
     }
   } catch (error) {

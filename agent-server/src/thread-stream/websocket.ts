@@ -1,0 +1,372 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+import type { Socket } from "node:net";
+import { HttpError, type Logger, parseRequestPart, toValidationIssues } from "@agentplane/common";
+import type { RequestHandler } from "express";
+import { type RawData, WebSocket, WebSocketServer } from "ws";
+import { z } from "zod";
+import type { RequestAuth } from "../custom-auth/authorize.ts";
+import { requestAuth } from "../custom-auth/module.ts";
+import type { RunService } from "../runs/service.ts";
+import type { RunEventLog } from "../stream/event-log.ts";
+import type { ThreadService } from "../threads/service.ts";
+import { type EventFilter, matchesFilter, type ProtocolEvent, toSeq } from "./events.ts";
+import { type Command, CommandSchema, SubscribeParamsSchema, UnsubscribeParamsSchema } from "./schemas.ts";
+import { CommandError, type CommandResponse, parseParams, runIndexId, type ThreadProtocolService } from "./service.ts";
+import { protocolEvents } from "./stream.ts";
+import { upgradeOf } from "./upgrade.ts";
+
+/**
+ * The thread-centric protocol over a WebSocket at `/threads/{id}/stream/events` (SDK ≥ 1.13,
+ * `client.threads.stream(…, {transport: "websocket"})`): commands and their responses, and the
+ * events of the socket's subscriptions, on one connection.
+ */
+
+export interface ProtocolSocketOptions {
+  /** Ping interval; a peer that answers no ping for `PONG_TIMEOUT_HEARTBEATS` intervals is dropped. */
+  heartbeatMs: number;
+  /** Bytes a socket may have unsent before the next frame waits for the client to take them. */
+  bufferLimit: number;
+  /** A client that takes nothing for this long while the buffer is full is disconnected. */
+  stallMs: number;
+  /** Largest command accepted, in bytes (the HTTP body limit). */
+  maxPayload: number;
+  logger: Logger;
+}
+
+/** Close codes (RFC 6455); the SDK reconnects after any of them and subscribes again. */
+export const CLOSE = {
+  goingAway: 1001,
+  policy: 1008,
+  internal: 1011,
+} as const;
+
+/** Commands one socket may have in progress: a client that sends more without reading answers is cut off. */
+const MAX_IN_FLIGHT = 32;
+const PONG_TIMEOUT_HEARTBEATS = 3;
+
+const ThreadParamsSchema = z.object({ thread_id: z.uuid() });
+const STREAM_PATH = /^\/threads\/([^/]+)\/stream\/events\/?$/;
+
+interface Subscription {
+  filter: EventFilter;
+  /** Events up to this sequence number are not (or no longer) this subscription's to receive. */
+  after: number;
+}
+
+/**
+ * One client's socket on one thread. Its events come from a single reader ("pump") of the
+ * thread's protocol events in Redis, in sequence order: an event is sent once, when it matches
+ * any subscription that has not had it yet, however many match (the SDK fans it out to its
+ * subscriptions by filter). A subscription that wants events the pump has passed (`since`, or
+ * the current run from its start) restarts the pump there; the earlier subscriptions, already
+ * served up to that point, are not sent those events again.
+ */
+class ProtocolSocket {
+  readonly #ws: WebSocket;
+  readonly #threadId: string;
+  readonly #headers: IncomingHttpHeaders;
+  readonly #auth: RequestAuth | undefined;
+  readonly #deps: SocketDeps;
+  readonly #subscriptions = new Map<string, Subscription>();
+  #pump: { controller: AbortController; done: Promise<void> } | undefined;
+  /** Sequence number of the last event the pump passed (sent or not wanted). */
+  #position = -1;
+  /** Subscription changes, one at a time: each may stop and restart the pump. */
+  #changes: Promise<unknown> = Promise.resolve();
+  #inFlight = 0;
+  lastPong = Date.now();
+
+  constructor(
+    ws: WebSocket,
+    threadId: string,
+    headers: IncomingHttpHeaders,
+    auth: RequestAuth | undefined,
+    deps: SocketDeps,
+  ) {
+    this.#ws = ws;
+    this.#threadId = threadId;
+    this.#headers = headers;
+    this.#auth = auth;
+    this.#deps = deps;
+    ws.on("message", (data) => this.#receive(data));
+    ws.on("pong", () => {
+      this.lastPong = Date.now();
+    });
+    ws.on("close", () => {
+      this.#subscriptions.clear();
+      this.#pump?.controller.abort();
+    });
+  }
+
+  ping(now: number, heartbeatMs: number): void {
+    if (now - this.lastPong > PONG_TIMEOUT_HEARTBEATS * heartbeatMs) {
+      this.#ws.terminate();
+      return;
+    }
+    this.#ws.ping();
+  }
+
+  close(code: number, reason: string): void {
+    if (this.#ws.readyState === WebSocket.OPEN || this.#ws.readyState === WebSocket.CONNECTING) {
+      this.#ws.close(code, reason);
+    }
+  }
+
+  #receive(data: RawData): void {
+    if (this.#inFlight >= MAX_IN_FLIGHT) {
+      this.close(CLOSE.policy, `more than ${MAX_IN_FLIGHT} commands in flight`);
+      return;
+    }
+    this.#inFlight++;
+    this.#handle(data)
+      .catch((error: unknown) => {
+        this.#deps.logger.error({ err: error, thread_id: this.#threadId }, "protocol command failed");
+        this.close(CLOSE.internal, "internal error");
+      })
+      .finally(() => {
+        this.#inFlight--;
+      });
+  }
+
+  async #handle(data: RawData): Promise<void> {
+    let payload: unknown;
+    try {
+      // Text or binary frames alike: with ws's default binaryType, a whole message as one Buffer.
+      payload = JSON.parse((data as Buffer).toString("utf8"));
+    } catch {
+      await this.#send({ type: "error", id: null, error: "invalid_argument", message: "A command must be JSON." });
+      return;
+    }
+    const parsed = CommandSchema.safeParse(payload);
+    if (!parsed.success) {
+      const id = (payload as { id?: unknown } | null)?.id;
+      const detail = toValidationIssues(parsed.error, "body", payload);
+      await this.#send({
+        type: "error",
+        id: typeof id === "number" && Number.isInteger(id) ? id : null,
+        error: "invalid_argument",
+        message: detail.map((issue) => `${issue.loc.slice(1).join(".") || "command"}: ${issue.msg}`).join("; "),
+        detail,
+      });
+      return;
+    }
+    const command = parsed.data;
+    if (command.method === "subscription.subscribe" || command.method === "subscription.unsubscribe") {
+      await this.#subscriptionCommand(command);
+      return;
+    }
+    const { body } = await this.#deps.protocol.handle(this.#threadId, command, this.#headers, this.#auth);
+    await this.#send(body);
+  }
+
+  async #subscriptionCommand(command: Command): Promise<void> {
+    try {
+      if (command.method === "subscription.subscribe") await this.#subscribe(command);
+      else await this.#unsubscribe(command);
+    } catch (error) {
+      const failure =
+        error instanceof CommandError
+          ? error
+          : error instanceof HttpError && error.status < 500
+            ? new CommandError(error.status, "no_such_run", String(error.detail))
+            : undefined;
+      if (!failure) throw error;
+      await this.#send({
+        type: "error",
+        id: command.id,
+        error: failure.code,
+        message: failure.message,
+        ...(failure.detail && { detail: failure.detail }),
+      });
+    }
+  }
+
+  /** Runs `change` after the previous subscription change finished. */
+  #serialised<T>(change: () => Promise<T>): Promise<T> {
+    const next = this.#changes.then(change);
+    this.#changes = next.catch(() => undefined);
+    return next;
+  }
+
+  async #subscribe(command: Command): Promise<void> {
+    const params = parseParams(SubscribeParamsSchema, command);
+    // Under custom auth, only the user's own thread (the socket itself was only authenticated).
+    if (this.#auth) await this.#deps.threads.get(this.#threadId, this.#auth);
+    await this.#serialised(async () => {
+      // Without `since`, the thread's current run from its start, as the reference replays its run buffer.
+      const after = params.since ?? (await this.#currentRunStart());
+      if (this.#pump && after < this.#position) {
+        await this.#stopPump();
+        for (const subscription of this.#subscriptions.values()) {
+          subscription.after = Math.max(subscription.after, this.#position);
+        }
+      }
+      const id = randomUUID();
+      const filter = { channels: new Set(params.channels), namespaces: params.namespaces, depth: params.depth };
+      this.#subscriptions.set(id, { filter, after });
+      await this.#send({
+        type: "success",
+        id: command.id,
+        result: { subscription_id: id },
+        meta: { thread_id: this.#threadId },
+      });
+      if (!this.#pump) this.#startPump(Math.min(...[...this.#subscriptions.values()].map((sub) => sub.after)));
+    });
+  }
+
+  async #unsubscribe(command: Command): Promise<void> {
+    const { subscription_id: id } = parseParams(UnsubscribeParamsSchema, command);
+    await this.#serialised(async () => {
+      if (!this.#subscriptions.delete(id)) {
+        throw new CommandError(404, "no_such_subscription", `Unknown subscription: ${id}`);
+      }
+      if (this.#subscriptions.size === 0) await this.#stopPump();
+      await this.#send({ type: "success", id: command.id, result: {}, meta: { thread_id: this.#threadId } });
+    });
+  }
+
+  /** The sequence number just before the thread's latest protocol run (-1: none yet, so all to come). */
+  async #currentRunStart(): Promise<number> {
+    const last = await this.#deps.events.last(runIndexId(this.#threadId));
+    return last ? toSeq(last.id + 1, 0) - 1 : -1;
+  }
+
+  #startPump(after: number): void {
+    const controller = new AbortController();
+    this.#position = after;
+    const done = this.#runPump(after, controller.signal).catch((error: unknown) => {
+      if (controller.signal.aborted) return;
+      this.#deps.logger.error({ err: error, thread_id: this.#threadId }, "streaming protocol events failed");
+      this.close(CLOSE.internal, "event stream failed");
+    });
+    this.#pump = { controller, done };
+  }
+
+  async #stopPump(): Promise<void> {
+    const pump = this.#pump;
+    this.#pump = undefined;
+    pump?.controller.abort();
+    await pump?.done;
+  }
+
+  async #runPump(after: number, signal: AbortSignal): Promise<void> {
+    const { runs, events, heartbeatMs } = this.#deps;
+    for await (const item of protocolEvents(runs, events, this.#threadId, after, { signal, heartbeatMs })) {
+      // Idle sockets are kept alive by pings (see `ProtocolSockets`), not by the log's heartbeats.
+      if ("heartbeat" in item) continue;
+      if (signal.aborted) return;
+      if (this.#wanted(item) && !(await this.#send(item))) return;
+      this.#position = item.seq;
+    }
+  }
+
+  #wanted(event: ProtocolEvent): boolean {
+    for (const { filter, after } of this.#subscriptions.values()) {
+      if (event.seq > after && matchesFilter(filter, event)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Sends one frame. Past `bufferLimit` unsent bytes it waits until the frame is written out, so
+   * the pump stops reading Redis; a client that takes nothing for `stallMs` is disconnected
+   * with the reason. False once the socket is closing.
+   */
+  async #send(message: ProtocolEvent | CommandResponse | Record<string, unknown>): Promise<boolean> {
+    const ws = this.#ws;
+    if (ws.readyState !== WebSocket.OPEN) return false;
+    const text = JSON.stringify(message);
+    if (ws.bufferedAmount + text.length <= this.#deps.bufferLimit) {
+      ws.send(text);
+      return true;
+    }
+    const { stallMs, bufferLimit } = this.#deps;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.close(CLOSE.policy, `slow consumer: over ${bufferLimit} bytes unsent for ${stallMs} ms`);
+        resolve(false);
+      }, stallMs);
+      ws.send(text, (error) => {
+        clearTimeout(timer);
+        resolve(!error && ws.readyState === WebSocket.OPEN);
+      });
+    });
+  }
+}
+
+interface SocketDeps extends ProtocolSocketOptions {
+  protocol: ThreadProtocolService;
+  runs: RunService;
+  events: RunEventLog;
+  threads: ThreadService;
+}
+
+/** The protocol's WebSockets of one server: the handshake, and pings while they are open. */
+export class ProtocolSockets {
+  readonly #deps: SocketDeps;
+  readonly #server: WebSocketServer;
+  readonly #open = new Set<ProtocolSocket>();
+  #pinger: NodeJS.Timeout | undefined;
+
+  constructor(
+    protocol: ThreadProtocolService,
+    runs: RunService,
+    events: RunEventLog,
+    threads: ThreadService,
+    options: ProtocolSocketOptions,
+  ) {
+    this.#deps = { ...options, protocol, runs, events, threads };
+    this.#server = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
+  }
+
+  /**
+   * Middleware (after authentication) that accepts upgrade requests to the protocol's path; an
+   * authenticated request only, and one with a valid thread id (else the usual JSON 4xx).
+   */
+  accept(): RequestHandler {
+    return (req, res, next) => {
+      const upgrade = upgradeOf(req);
+      const match = STREAM_PATH.exec(req.path);
+      if (!upgrade || !match || req.method !== "GET") return next();
+      try {
+        const { thread_id: threadId } = parseRequestPart(
+          ThreadParamsSchema,
+          { thread_id: decodeURIComponent(match[1] ?? "") },
+          "path",
+        );
+        if (req.get("upgrade")?.toLowerCase() !== "websocket") throw new HttpError(400, "Upgrade to websocket only");
+        const auth = requestAuth(req);
+        res.detachSocket(upgrade.socket as Socket);
+        this.#server.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => {
+          const socket = new ProtocolSocket(ws, threadId, req.headers, auth, this.#deps);
+          const forget = upgrade.onShutdown(() => socket.close(CLOSE.goingAway, "server shutting down"));
+          this.#open.add(socket);
+          this.#schedulePings();
+          ws.on("close", () => {
+            forget();
+            this.#open.delete(socket);
+            this.#schedulePings();
+          });
+        });
+      } catch (error) {
+        next(error);
+      }
+    };
+  }
+
+  /** One timer for every open socket, none while there is none. */
+  #schedulePings(): void {
+    if (this.#open.size === 0) {
+      clearInterval(this.#pinger);
+      this.#pinger = undefined;
+    } else if (!this.#pinger) {
+      const { heartbeatMs } = this.#deps;
+      this.#pinger = setInterval(() => {
+        const now = Date.now();
+        for (const socket of this.#open) socket.ping(now, heartbeatMs);
+      }, heartbeatMs);
+      this.#pinger.unref();
+    }
+  }
+}
