@@ -5,25 +5,19 @@ import { readProjectSection } from "../graphs/project.ts";
 /** Options of other LangGraph servers this one does not implement, and what to do instead. */
 const UNSUPPORTED_HINTS: Record<string, string> = {
   cache: "cache what your authenticate handler looks up inside the handler itself",
+  openapi: "/openapi.json documents the API-key scheme only; describe your token scheme in your API docs",
 };
 
-const KNOWN_KEYS = new Set(["path", "disable_studio_auth", "openapi"]);
+const KNOWN_KEYS = new Set(["path", "disable_studio_auth"]);
 
 /**
- * The `auth` section of `langgraph.json`, as the reference servers define it. `openapi` is the
- * security part of the OpenAPI document (`securitySchemes`, `security`) that `/openapi.json`
- * shows instead of the API-key scheme.
+ * The `auth` section of `langgraph.json`, as the reference servers define it. Keys this server
+ * does not implement are refused, so an option never silently has no effect.
  */
 const AuthSection = z
   .object({
     path: z.string().min(1).optional(),
     disable_studio_auth: z.boolean().optional(),
-    openapi: z
-      .object({
-        securitySchemes: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
-        security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
-      })
-      .optional(),
   })
   .catchall(z.unknown())
   .superRefine((section, ctx) => {
@@ -37,7 +31,6 @@ const AuthSection = z
       });
     }
   });
-export type AuthSection = z.infer<typeof AuthSection>;
 
 /** Where the project's `Auth` lives: `./src/auth.ts:auth` → the file (absolute) and the export (default `default`). */
 export interface AuthLocation {
@@ -50,7 +43,6 @@ export interface AuthSettings {
   location: AuthLocation | undefined;
   /** Requests marked `x-auth-scheme: langsmith` (Studio) that carry a valid API key act as the Studio user. */
   studioAuth: boolean;
-  openapi: AuthSection["openapi"];
 }
 
 /** Reads `auth` from `langgraph.json`; a bad section is a ProjectError (exit code 2). */
@@ -68,5 +60,5 @@ export function readAuthSettings(configPath: string): AuthSettings {
       exportName: (hasExport && section.path.slice(colon + 1)) || "default",
     };
   }
-  return { location, studioAuth: !section.disable_studio_auth, openapi: section.openapi };
+  return { location, studioAuth: !section.disable_studio_auth };
 }

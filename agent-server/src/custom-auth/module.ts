@@ -14,7 +14,9 @@ import { type AuthSettings, readAuthSettings } from "./config.ts";
 
 /** Paths nobody authenticates for: health checks, server info, and the API reference with its document. */
 const PUBLIC_PATHS = new Set(["/ok", "/info", "/docs", "/openapi.json"]);
-const isPublic = (path: string) => PUBLIC_PATHS.has(path) || path.startsWith("/docs/assets/");
+// Generative UI files are loaded by `<script>`/`<link>` tags, without credentials (as in the reference server).
+const isPublic = (method: string, path: string) =>
+  PUBLIC_PATHS.has(path) || path.startsWith("/docs/assets/") || (method === "GET" && path.startsWith("/ui/"));
 
 /** Who a Studio request acts as, as on the reference server. */
 const STUDIO_USER: AuthUser = {
@@ -80,7 +82,7 @@ export function authenticateRequests(
   const authenticate = auth["~handlerCache"].authenticate;
   const studio = settings.studioAuth && apiKeysChecked;
   return async (req, res, next) => {
-    if (req.method === "OPTIONS" || isPublic(req.path)) return next();
+    if (req.method === "OPTIONS" || isPublic(req.method, req.path)) return next();
     if (studio && req.get("x-auth-scheme") === "langsmith") {
       authOfRequest.set(req, new RequestAuth({ ...STUDIO_USER, permissions: [] }, auth));
       return next();
