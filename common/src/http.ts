@@ -4,6 +4,9 @@ import express, { type ErrorRequestHandler, type Express, type RequestHandler } 
 import { HttpError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 
+/** The content types request bodies are parsed from. */
+export const JSON_TYPES = ["application/json", "application/*+json"];
+
 export interface JsonAppOptions {
   /** Largest accepted JSON body, in express `bytes` syntax. */
   bodyLimit?: string;
@@ -13,11 +16,12 @@ export interface JsonAppOptions {
 
 /** Parses JSON bodies (also when browsers send them as text/plain) up to `bodyLimit`. */
 export const jsonBodyParser = (bodyLimit = "10mb"): RequestHandler =>
-  express.json({ limit: bodyLimit, type: ["application/json", "text/plain", "application/*+json"] });
+  express.json({ limit: bodyLimit, type: JSON_TYPES });
 
 /**
- * An express app that parses JSON bodies (also when browsers send them as text/plain),
- * and trusts nothing else about the request.
+ * An express app that parses JSON bodies sent as JSON, and trusts nothing else about the request.
+ * Not `text/plain`: a web page can send that cross-site without a CORS preflight, so accepting it
+ * would let any page a user visits call the API (routes answer it with 415, see `mountRoutes`).
  */
 export function createJsonApp({ bodyLimit = "10mb", parseJson = true }: JsonAppOptions = {}): Express {
   const app = express();

@@ -76,8 +76,14 @@ describe("routes", () => {
     expect((await fetch(`${server.url}/nowhere`)).status).toBe(404);
   });
 
-  it("accepts JSON sent as text/plain and returns the handler's value", async () => {
+  it("refuses JSON sent as text/plain (a cross-site form needs no preflight for it) with 415", async () => {
     const res = await post(`/widgets/${id}`, JSON.stringify({ name: "a", size: 2 }), "text/plain");
+    expect(res.status).toBe(415);
+    expect(await res.json()).toEqual({ detail: "Request body must be JSON (Content-Type: application/json)" });
+  });
+
+  it("accepts JSON under a +json type and returns the handler's value", async () => {
+    const res = await post(`/widgets/${id}`, JSON.stringify({ name: "a", size: 2 }), "application/merge-patch+json");
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ name: "a", size: 2 });
   });

@@ -1,5 +1,7 @@
 import type { NextFunction, Request, Response, Router } from "express";
 import type { z } from "zod";
+import { HttpError } from "./errors.ts";
+import { JSON_TYPES } from "./http.ts";
 import { parseRequestPart } from "./validation.ts";
 
 type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
@@ -54,6 +56,10 @@ export function mountRoutes(router: Router, routes: AnyRoute[]): void {
   for (const route of routes) {
     router[route.method](route.path, async (req: Request, res: Response, next: NextFunction) => {
       try {
+        // `is` is null without a body: a body of another type was not parsed, so say so.
+        if (route.body && req.is(JSON_TYPES) === false) {
+          throw new HttpError(415, "Request body must be JSON (Content-Type: application/json)");
+        }
         const params = route.params ? parseRequestPart(route.params, req.params, "path") : req.params;
         const query = route.query ? parseRequestPart(route.query, req.query, "query") : req.query;
         const body = route.body ? parseRequestPart(route.body, req.body ?? {}, "body") : req.body;
