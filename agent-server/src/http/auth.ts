@@ -1,9 +1,13 @@
 import { ApiKeyVerifier, type Logger, unauthorized } from "@agentplane/common";
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler } from "express";
 
 /** Paths anyone may read: health checks, and the API reference with the document it renders. */
 const PUBLIC_PATHS = new Set(["/ok", "/docs", "/openapi.json"]);
 const isPublic = (path: string) => PUBLIC_PATHS.has(path) || path.startsWith("/docs/assets/");
+
+/** A browser's CORS preflight, which never carries credentials; any other OPTIONS needs a key. */
+const isPreflight = (req: Request) =>
+  req.method === "OPTIONS" && req.get("origin") !== undefined && req.get("access-control-request-method") !== undefined;
 
 /**
  * Requires an `X-Api-Key` matching one of `apiKeyHashes` (SHA-256 hex, compared in constant
@@ -15,8 +19,15 @@ export function apiKeyAuth(apiKeyHashes: string[], logger: Logger): RequestHandl
     return (_req, _res, next) => next();
   }
   const verifier = new ApiKeyVerifier(apiKeyHashes.map((hash) => [hash, true] as [string, true]));
-  return (req, _res, next) => {
-    if (req.method === "OPTIONS" || isPublic(req.path)) return next();
+  return (req, res, next) => {
+    // `cors` has answered the preflights of the origins it allows. One that gets here is from an
+    // origin it does not: it ends here, without CORS headers, and reaches no handler (the
+    // project's `http.app` routes registered with `.all()` would otherwise run without a key).
+    if (isPreflight(req)) {
+      res.status(204).end();
+      return;
+    }
+    if (isPublic(req.path)) return next();
     const presented = req.get("x-api-key");
     next(verifier.verify(presented) ? undefined : unauthorized());
   };
