@@ -162,6 +162,8 @@ describe.skipIf(missing.length > 0 || process.platform !== "linux")(
       expect(result.stdout).toContain("Echo: hello");
       // `kubectl get agentdeployments -A`: the printer columns of the custom resource.
       expect(result.stdout).toMatch(/NAME\s+REVISION\s+STATUS/);
+      // `kubectl logs deployment/…`: the agent server's start-up lines, through pods/log.
+      expect(result.stdout).toMatch(/Agent server: http:\/\/127\.0\.0\.1:\d+/);
       const { id } = JSON.parse(readFileSync(join(dir, "deployment.json"), "utf8"));
       expect((await api("GET", `/v2/deployments/${id}`)).status).toBe(404);
     }, 300_000);
