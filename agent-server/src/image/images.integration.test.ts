@@ -238,6 +238,7 @@ describe("images started from their assembled trees", () => {
       PORT: String(controlPlanePort),
       HOST: "127.0.0.1",
       KUBECONFIG: kube.kubeconfigPath,
+      CONTROL_PLANE_NAMESPACE_LAYOUT: "shared",
       CONTROL_PLANE_NAMESPACES: "default",
       CONTROL_PLANE_API_KEYS_FILE: grants,
       TMPDIR: tmp,
