@@ -1,0 +1,194 @@
+import { Agent, request } from "node:http";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { loadConfig } from "../agent-server/src/config.ts";
+import { type AgentServer, startAgentServer } from "../agent-server/src/server.ts";
+import { percentile, round } from "./support/measure.ts";
+import type { BenchResult } from "./types.ts";
+
+/**
+ * Custom auth (`langgraph.json` `auth.path`) at scale: 100,000 threads owned by 1,000 users
+ * (`metadata.owner`, stamped and filtered by the project's `Auth` as the LangGraph.js guide
+ * does), each user searching their own threads from 32 clients; and what authenticating plus
+ * authorizing adds to a `GET /threads/{id}` against the same server without auth.
+ */
+const SEEDED_THREADS = 100_000;
+const USERS = 1000;
+const SEED_WINDOW = 500;
+const CLIENTS = 32;
+const SECONDS = 5;
+
+const project = join(dirname(fileURLToPath(import.meta.url)), "support/custom-auth-project");
+
+interface Load {
+  /** Request `n` goes to `paths[n % paths.length]` with `tokens[n % tokens.length]` (none when empty). */
+  url: string;
+  paths: string[];
+  tokens: string[];
+  method: "GET" | "POST";
+  body?: string;
+  concurrency: number;
+  durationMs: number;
+}
+
+interface LoadResult {
+  latencies: number[];
+  seconds: number;
+  failed: number;
+  firstError?: string;
+}
+
+/** The client loops, in a worker thread so they do not compete with the server for its event loop. */
+async function generate(load: Load): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: load.concurrency });
+  const latencies: number[] = [];
+  let failed = 0;
+  let firstError: string | undefined;
+  let sequence = 0;
+  const start = performance.now();
+  const deadline = start + load.durationMs;
+  const send = (n: number) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const token = load.tokens.length > 0 ? load.tokens[n % load.tokens.length] : undefined;
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (token) headers.authorization = `Bearer ${token}`;
+      const req = request(
+        `${load.url}${load.paths[n % load.paths.length]}`,
+        { method: load.method, agent, headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (chunk: Buffer) => chunks.push(chunk));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+          res.on("error", reject);
+        },
+      );
+      req.on("error", reject);
+      req.end(load.body);
+    });
+  await Promise.all(
+    Array.from({ length: load.concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const sent = performance.now();
+        const { status, text } = await send(sequence++);
+        if (status >= 200 && status < 300) latencies.push(performance.now() - sent);
+        else {
+          failed++;
+          firstError ??= `${status} ${text}`;
+        }
+      }
+    }),
+  );
+  agent.destroy();
+  return { latencies, seconds: (performance.now() - start) / 1000, failed, firstError };
+}
+
+if (!isMainThread && (workerData as { customAuthLoad?: Load })?.customAuthLoad) {
+  parentPort?.postMessage(await generate((workerData as { customAuthLoad: Load }).customAuthLoad));
+}
+
+async function measure(load: Load): Promise<LoadResult> {
+  const worker = new Worker(new URL(import.meta.url), { workerData: { customAuthLoad: load } });
+  const result = await new Promise<LoadResult>((resolve, reject) => {
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
+  await worker.terminate();
+  if (result.failed > 0) throw new Error(`${result.failed} requests failed, first: ${result.firstError}`);
+  return result;
+}
+
+async function startServer(redisUrl: string, prefix: string, config: string): Promise<AgentServer> {
+  return startAgentServer(
+    loadConfig(["serve", "--config", join(project, config), "--port", "0", "--host", "127.0.0.1"], {
+      REDIS_URI: redisUrl,
+      REDIS_PREFIX: prefix,
+      LOG_LEVEL: "silent",
+      N_WORKERS: "0",
+    }),
+  );
+}
+
+const userOf = (i: number) => `user-${i % USERS}`;
+
+export async function run(redisUrl: string): Promise<BenchResult[]> {
+  // Both servers share one prefix: the same threads, read with and without custom auth.
+  const prefix = "bench-custom-auth:";
+  const withAuth = await startServer(redisUrl, prefix, "langgraph.json");
+  let threadIds: string[] = [];
+  const results: BenchResult[] = [];
+  try {
+    const { threads } = withAuth.ctx.storage;
+    threadIds = new Array(SEEDED_THREADS);
+    for (let start = 0; start < SEEDED_THREADS; start += SEED_WINDOW) {
+      await Promise.all(
+        Array.from({ length: Math.min(SEED_WINDOW, SEEDED_THREADS - start) }, async (_, k) => {
+          const i = start + k;
+          const thread = await threads.create({ metadata: { owner: userOf(i), n: i } });
+          threadIds[i] = thread.thread_id;
+        }),
+      );
+    }
+    const search = await measure({
+      url: withAuth.url,
+      paths: ["/threads/search"],
+      tokens: Array.from({ length: USERS }, (_, i) => userOf(i)),
+      method: "POST",
+      body: JSON.stringify({ limit: 10 }),
+      concurrency: CLIENTS,
+      durationMs: SECONDS * 1000,
+    });
+    results.push(
+      {
+        name: `custom auth: own threads/search p50 (100k threads, 1k users, ${CLIENTS} clients)`,
+        value: round(percentile(search.latencies, 50), 2),
+        unit: "ms",
+      },
+      {
+        name: `custom auth: own threads/search p99 (100k threads, 1k users, ${CLIENTS} clients)`,
+        value: round(percentile(search.latencies, 99), 2),
+        unit: "ms",
+        target: "<= 20",
+      },
+    );
+  } finally {
+    await withAuth.close();
+  }
+
+  // GET /threads/{id} of the caller's own threads, with auth and without, one server at a time.
+  const sample = Array.from({ length: 2000 }, (_, k) => k * 37);
+  const read = async (config: string, tokens: string[]) => {
+    const server = await startServer(redisUrl, prefix, config);
+    try {
+      const load = {
+        url: server.url,
+        paths: sample.map((i) => `/threads/${threadIds[i]}`),
+        tokens,
+        method: "GET" as const,
+        concurrency: CLIENTS,
+        durationMs: SECONDS * 1000,
+      };
+      await measure({ ...load, durationMs: 1000 });
+      const measured = await measure(load);
+      return measured.latencies.length / measured.seconds;
+    } finally {
+      await server.close();
+    }
+  };
+  const plain = await read("langgraph.no-auth.json", []);
+  const authed = await read(
+    "langgraph.json",
+    sample.map((i) => userOf(i)),
+  );
+  results.push(
+    { name: `GET /threads/{id} without auth, ${CLIENTS} clients`, value: round(plain, 0), unit: "req/s" },
+    { name: `GET /threads/{id} with custom auth, ${CLIENTS} clients`, value: round(authed, 0), unit: "req/s" },
+    {
+      name: "custom auth overhead per GET /threads/{id}",
+      value: round((plain / authed - 1) * 100, 1),
+      unit: "%",
+      target: "<= 10",
+    },
+  );
+  return results;
+}
