@@ -54,9 +54,12 @@ async function waitForPing(port: number, child: ChildProcess, deadlineMs: number
   throw new Error(`redis-server did not answer on port ${port}`);
 }
 
-/** Starts a throw-away `redis-server` on a free port, keeping nothing on disk. */
-export async function startRedisServer(): Promise<LocalRedis> {
-  const port = await freePort();
+/**
+ * Starts a throw-away `redis-server` on a free port, keeping nothing on disk; `port` when a client
+ * must be pointed at it before it starts.
+ */
+export async function startRedisServer(options: { port?: number } = {}): Promise<LocalRedis> {
+  const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "agentplane-redis-"));
   const child = spawn(
     "redis-server",

@@ -1,5 +1,5 @@
 import { type AnyRoute, createLogger, type Logger, listen } from "@agentplane/common";
-import type { Express } from "express";
+import express, { type Express, type Request, type Response } from "express";
 import { a2aModule } from "./a2a/module.ts";
 import { createApp, type ServerModule } from "./app.ts";
 import { assistantsModule } from "./assistants/module.ts";
@@ -99,12 +99,34 @@ async function openStorage(config: ServerConfig, logger: Logger): Promise<Storag
   return createMemoryStorage(store);
 }
 
-/** Builds storage, graphs and the HTTP app, runs module start hooks and listens. */
+/**
+ * What the server answers while storage connects: liveness (`/ok`) succeeds, so a kubelet does not
+ * kill a server waiting for a Redis that comes up late; readiness (`/ok?check_db=1`) and every other
+ * request get 503, so no traffic is routed to it yet.
+ */
+function startingApp(): Express {
+  const app = express();
+  app.get("/ok", (req: Request, res: Response) => {
+    if (req.query.check_db === undefined) res.json({ ok: true });
+    else res.status(503).json({ detail: "Storage is not connected yet" });
+  });
+  app.use((_req: Request, res: Response) => {
+    res.status(503).set("Retry-After", "1").json({ detail: "Server is starting" });
+  });
+  return app;
+}
+
+/**
+ * Listens first (see startingApp), then builds storage, graphs and the HTTP app, runs module start
+ * hooks and hands the listening server to the app.
+ */
 export async function startAgentServer(config: ServerConfig, options: StartOptions = {}): Promise<AgentServer> {
   const logger = options.logger ?? createLogger("agent-server", config.logLevel);
   if (config.pooledRandomValues) installPooledRandomValues();
   const modules = options.modules ?? defaultModules();
-  const storage = await openStorage(config, logger);
+  const starting = startingApp();
+  const running = await listen(starting, config.port, config.host);
+  let storage: Storage | undefined;
   const started: ServerModule[] = [];
   let ctx: ServerContext | undefined;
   const stopModules = async () => {
@@ -113,6 +135,7 @@ export async function startAgentServer(config: ServerConfig, options: StartOptio
     }
   };
   try {
+    storage = await openStorage(config, logger);
     const graphs = await ProjectGraphRegistry.load(config.configPath, storage, logger);
     ctx = { config, storage, graphs, logger };
     for (const module of modules) {
@@ -121,12 +144,15 @@ export async function startAgentServer(config: ServerConfig, options: StartOptio
     }
     const loopback = new Loopback();
     const { app, routes } = createApp(ctx, modules, loopback);
-    const running = await listen(app, config.port, config.host);
+    // Swapping the request listener, rather than delegating from the starting app, costs requests nothing.
+    running.server.off("request", starting);
+    running.server.on("request", app);
     // WebSocket upgrades go through the app too, so they are authenticated as requests are.
     const upgrades = routeUpgrades(running.server, app);
     // `new Client()` without apiUrl in graphs and custom routes, and relative webhooks, reach this server.
     loopback.bind(running.url);
     const context = ctx;
+    const opened = storage;
     return {
       url: running.url,
       port: running.port,
@@ -140,12 +166,13 @@ export async function startAgentServer(config: ServerConfig, options: StartOptio
         await running.close(config.shutdownGraceMs);
         await stopModules();
         loopback.release();
-        await storage.close();
+        await opened.close();
       },
     };
   } catch (error) {
+    await running.close(0);
     await stopModules();
-    await storage.close();
+    await storage?.close();
     throw error;
   }
 }

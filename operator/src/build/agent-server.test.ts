@@ -65,7 +65,7 @@ describe("buildAgentDeployment", () => {
       pod.spec.containers[1],
       { name: "proxy", image: "envoy", securityContext: hardened },
     ],
-    ["readiness probe on /ok:8000", container.readinessProbe.httpGet, { path: "/ok", port: 8000 }],
+    ["readiness probe pings storage", container.readinessProbe.httpGet, { path: "/ok?check_db=1", port: 8000 }],
     ["liveness probe on /ok:8000", container.livenessProbe.httpGet, { path: "/ok", port: 8000 }],
     ["requests", container.resources.requests, { cpu: "500m", memory: "512Mi" }],
     ["limits", container.resources.limits, { cpu: "1000m", memory: "1024Mi" }],

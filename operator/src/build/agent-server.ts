@@ -77,8 +77,13 @@ function containerResources(resources: Resources | undefined) {
   return { requests, limits };
 }
 
-function probe(settings: BuildSettings, periodSeconds: number, failureThreshold: number) {
-  return { httpGet: { path: "/ok", port: settings.agentPort }, periodSeconds, failureThreshold, timeoutSeconds: 3 };
+/**
+ * The server answers `/ok` as soon as it listens, before its storage connects (a Redis that comes up
+ * late must not get it killed by liveness); `/ok?check_db=1` also pings storage, so readiness stays
+ * false until Redis answers, and goes false again while Redis does not.
+ */
+function probe(settings: BuildSettings, path: string, periodSeconds: number, failureThreshold: number) {
+  return { httpGet: { path, port: settings.agentPort }, periodSeconds, failureThreshold, timeoutSeconds: 3 };
 }
 
 /** The agent-server Deployment serving `revision`: one ReplicaSet per revision via the pod-template stamp. */
@@ -118,8 +123,8 @@ export function buildAgentDeployment(agd: AgentDeployment, revision: AgentRevisi
     env,
     ...(template.secretName ? { envFrom: [{ secretRef: { name: template.secretName } }] } : {}),
     resources: containerResources(resources),
-    readinessProbe: probe(settings, 5, 3),
-    livenessProbe: { ...probe(settings, 10, 6), initialDelaySeconds: 10 },
+    readinessProbe: probe(settings, "/ok?check_db=1", 5, 3),
+    livenessProbe: { ...probe(settings, "/ok", 10, 6), initialDelaySeconds: 10 },
     volumeMounts,
     securityContext: hardenedSecurityContext(),
   };
