@@ -1,9 +1,13 @@
 import { ApiKeyVerifier, type Logger, unauthorized } from "@agentplane/common";
 import type { Request, RequestHandler } from "express";
 
-/** Paths anyone may read: health checks, and the API reference with the document it renders. */
+/**
+ * Paths anyone may read: health checks, the API reference with the document it renders, and
+ * generative UI files, which browsers load from `<script>`/`<link>` tags that carry no API key.
+ */
 const PUBLIC_PATHS = new Set(["/ok", "/docs", "/openapi.json"]);
-const isPublic = (path: string) => PUBLIC_PATHS.has(path) || path.startsWith("/docs/assets/");
+const isPublic = (method: string, path: string) =>
+  PUBLIC_PATHS.has(path) || path.startsWith("/docs/assets/") || (method === "GET" && path.startsWith("/ui/"));
 
 /** A browser's CORS preflight, which never carries credentials; any other OPTIONS needs a key. */
 const isPreflight = (req: Request) =>
@@ -27,7 +31,7 @@ export function apiKeyAuth(apiKeyHashes: string[], logger: Logger): RequestHandl
       res.status(204).end();
       return;
     }
-    if (isPublic(req.path)) return next();
+    if (isPublic(req.method, req.path)) return next();
     const presented = req.get("x-api-key");
     next(verifier.verify(presented) ? undefined : unauthorized());
   };
