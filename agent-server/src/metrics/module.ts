@@ -56,11 +56,8 @@ export function metricsModule(runs: () => RunService, metrics = new ServerMetric
     name: "metrics",
     metrics,
     start() {
-      metrics.readInflightWith(async () => {
-        const inflight = await runs().inflight();
-        const running = inflight.filter((run) => run.status === "running").length;
-        return { pending: inflight.length - running, running };
-      });
+      // Counted by the store (ZCARD on Redis): a scrape costs the same with 100,000 queued runs.
+      metrics.readInflightWith(() => runs().inflightCounts());
     },
     observe: () => ({ request: timeRequests(metrics), error: countRedisErrors(metrics) }),
     routes: () => [metricsRoute(metrics)],

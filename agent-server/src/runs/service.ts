@@ -395,6 +395,11 @@ export class RunService {
     return (await this.#backend.store.list(threadId, { limit, offset: 0 })).reverse();
   }
 
+  /** How many runs of every thread are pending and running (cheap: counted, not read). */
+  inflightCounts(): Promise<{ pending: number; running: number }> {
+    return this.#backend.store.inflightCounts();
+  }
+
   /** Pending and running runs of every thread (with `auth`, of the threads it may update). */
   async inflight(auth?: RequestAuth): Promise<Run[]> {
     const runs = await this.#backend.store.allInflight();

@@ -105,6 +105,16 @@ class MemoryRunStore implements RunStore {
       .slice(offset, offset + limit);
   }
 
+  async inflightCounts(): Promise<{ pending: number; running: number }> {
+    let pending = 0;
+    let running = 0;
+    for (const { run } of this.#runs.values()) {
+      if (run.status === "pending") pending++;
+      else if (run.status === "running") running++;
+    }
+    return { pending, running };
+  }
+
   async inflight(threadId: string): Promise<Run[]> {
     const active = this.#active.get(threadId);
     const ids = active ? [active, ...this.#queue(threadId)] : this.#queue(threadId);

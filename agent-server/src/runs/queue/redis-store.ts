@@ -96,6 +96,15 @@ export class RedisRunStore implements RunStore {
     return this.#load(await this.#redis.zRange(`${this.#prefix}inflight`, 0, -1));
   }
 
+  /** Two ZCARDs: `inflight` holds pending and running runs, `leases` the running ones. */
+  async inflightCounts(): Promise<{ pending: number; running: number }> {
+    const [inflight, running] = await Promise.all([
+      this.#redis.zCard(`${this.#prefix}inflight`),
+      this.#redis.zCard(`${this.#prefix}leases`),
+    ]);
+    return { pending: Math.max(0, inflight - running), running };
+  }
+
   queued(threadId: string): Promise<number> {
     return this.#redis.lLen(`${this.#prefix}tq:${threadId}`);
   }

@@ -70,6 +70,8 @@ export interface RunStore {
   inflight(threadId: string): Promise<Run[]>;
   /** Pending and running runs of every thread. */
   allInflight(): Promise<Run[]>;
+  /** How many runs of every thread are pending and running, without reading them (metrics scrapes). */
+  inflightCounts(): Promise<{ pending: number; running: number }>;
   /** Number of runs waiting in the thread's queue. */
   queued(threadId: string): Promise<number>;
   /** Removes a run that is not running; `running` when it is (nothing removed). */

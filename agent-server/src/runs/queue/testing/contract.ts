@@ -56,11 +56,14 @@ export function runBackendContract(
     expect(ids(await store.list("T", { limit: 1, offset: 1 }))).toEqual(["r2"]);
     expect(ids(await store.inflight("T"))).toEqual(["r1", "r2", "r3"]);
     expect(ids(await store.allInflight())).toEqual(["r1", "r2", "r3", "u1"]);
+    expect(await store.inflightCounts()).toEqual({ pending: 4, running: 0 });
     const r1 = await claim();
+    expect(await store.inflightCounts()).toEqual({ pending: 3, running: 1 });
     await store.finish("r1", r1!.attempt, "success", closing);
     expect(ids(await store.list("T", { limit: 10, offset: 0, status: "success" }))).toEqual(["r1"]);
     expect(ids(await store.list("T", { limit: 1, offset: 1, status: "pending" }))).toEqual(["r2"]);
     expect(ids(await store.allInflight())).toEqual(["r2", "r3", "u1"]);
+    expect(await store.inflightCounts()).toEqual({ pending: 3, running: 0 });
     expect(await store.list("nobody", { limit: 10, offset: 0 })).toEqual([]);
   });
 
