@@ -117,6 +117,12 @@ describe("managed Redis password", () => {
       { name: "REDISCLI_AUTH", valueFrom: { secretKeyRef: { name: `agent-${DEPLOYMENT_ID}-redis`, key: "password" } } },
     ]);
   });
+
+  it("requests CPU and memory, limits memory only, and holds liveness back with a startup probe", () => {
+    expect(container.resources).toEqual({ requests: { cpu: "100m", memory: "256Mi" }, limits: { memory: "1Gi" } });
+    expect(container.startupProbe).toEqual({ tcpSocket: { port: "redis" }, periodSeconds: 2, failureThreshold: 30 });
+    expect(container.livenessProbe.initialDelaySeconds).toBeUndefined();
+  });
 });
 
 describe("NetworkPolicies", () => {

@@ -12,6 +12,9 @@ export const REDIS_CONFIG_DIR = "/etc/redis";
 /** Keys of the password Secret: the bare password (clients) and a config file holding it (the server). */
 export const REDIS_PASSWORD_KEY = "password";
 export const REDIS_CONFIG_KEY = "redis.conf";
+const REDIS_CPU_REQUEST = "100m";
+const REDIS_MEMORY_REQUEST = "256Mi";
+const REDIS_MEMORY_LIMIT = "1Gi";
 
 /** Managed Redis = none when the spec names an external Redis URL Secret. */
 export function managesRedis(agd: AgentDeployment): boolean {
@@ -96,8 +99,18 @@ export function buildRedisStatefulSet(agd: AgentDeployment, settings: BuildSetti
                 },
               ],
               ports: [{ name: "redis", containerPort: REDIS_PORT, protocol: "TCP" }],
+              // Requests so the scheduler reserves room (and a quota counts it); a memory limit so a
+              // runaway Redis is OOM-killed (and reported as crash-looping) rather than the node's
+              // other pods; no CPU limit, whose throttling would stall every agent server's commands.
+              resources: {
+                requests: { cpu: REDIS_CPU_REQUEST, memory: REDIS_MEMORY_REQUEST },
+                limits: { memory: REDIS_MEMORY_LIMIT },
+              },
+              // Liveness waits for the port to open, up to a minute, instead of a fixed initial delay
+              // that a slow volume mount or a large append-only file outlasts.
+              startupProbe: { tcpSocket: { port: "redis" }, periodSeconds: 2, failureThreshold: 30 },
               readinessProbe: { exec: { command: ["redis-cli", "ping"] }, periodSeconds: 5 },
-              livenessProbe: { tcpSocket: { port: "redis" }, periodSeconds: 10, initialDelaySeconds: 10 },
+              livenessProbe: { tcpSocket: { port: "redis" }, periodSeconds: 10 },
               volumeMounts: [
                 { name: REDIS_DATA_VOLUME, mountPath: "/data" },
                 { name: REDIS_CONFIG_VOLUME, mountPath: REDIS_CONFIG_DIR, readOnly: true },

@@ -8,7 +8,7 @@ export interface LiveService extends KubeObject {
 }
 
 export interface LiveStatefulSet extends KubeObject {
-  status?: { readyReplicas?: number };
+  status?: { observedGeneration?: number; replicas?: number; readyReplicas?: number };
 }
 
 /** The informer caches the reconciler reads; children are cached only when labelled as ours. */

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { childLabels } from "../build/names.ts";
 import type { KubeObject } from "../kube/client.ts";
 import { resources } from "../kube/resources.ts";
+import type { LivePod } from "../status/rollout.ts";
 import { agentDeployment, agentPod, agentRevision, appliedChildren } from "../testing/fixtures.ts";
 import { type RecordedWrite, type RecordingCluster, recordingCluster } from "../testing/recording-cluster.ts";
 
@@ -108,6 +109,63 @@ const unschedulable = {
     { type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/3 nodes: Insufficient cpu" },
   ],
 };
+
+/** The managed Redis StatefulSet's pod, labelled as its template labels it. */
+const redisPod = (status: LivePod["status"]): LivePod => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name: `${REDIS}-0`, namespace: "agents", labels: childLabels(deployment(), "redis") },
+  status,
+});
+const redisCrashLooping = {
+  phase: "Running",
+  containerStatuses: [
+    {
+      name: "redis",
+      restartCount: 3,
+      state: { waiting: { reason: "CrashLoopBackOff" } },
+      lastState: { terminated: { exitCode: 137, reason: "OOMKilled" } },
+    },
+  ],
+};
+const UNBOUND = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.";
+const redisUnbound = {
+  phase: "Pending",
+  conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message: UNBOUND }],
+};
+const REDIS_CRASH = `${REDIS}-0: container redis keeps crashing with exit code 137 (restarted 3 times)`;
+const NOT_CREATED = `StatefulSet ${REDIS} could not create its pod (a ResourceQuota or LimitRange?): see kubectl describe statefulset ${REDIS}`;
+
+/** r1 rolling out, its agent pods waiting, while the managed Redis is in `redisStatus` with `pods`. */
+function redisTrouble(what: string, redisStatus: object, pods: KubeObject[], conditions: string[]): Case {
+  return {
+    name: `managed Redis ${what}: reported on the deployment, the revision keeps deploying`,
+    objects: [
+      deployment({}, {}, { latestCreatedRevision: "r1", deploymentStatus: "AWAITING_DATABASE", readyReplicas: 0 }),
+      revision("r1", 10, "DEPLOYING"),
+      ...appliedChildren(deployment(), revision("r1", 10), { Deployment: stalled, StatefulSet: redisStatus }),
+      ...pods,
+    ],
+    writes: [`status AgentDeployment ${NAME}`, "status AgentRevision r1"],
+    status: {
+      [NAME]: {
+        observedGeneration: 1,
+        latestCreatedRevision: "r1",
+        readyReplicas: 0,
+        deploymentStatus: "AWAITING_DATABASE",
+        conditions,
+      },
+      r1: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOYING",
+        message: "",
+        readyReplicas: 0,
+        conditions: ["Ready=Unknown Deploying"],
+      },
+    },
+    requeue: POLL,
+  };
+}
 
 const redisClaim = (finalizers?: string[]): KubeObject => ({
   apiVersion: "v1",
@@ -735,6 +793,61 @@ const cases: Case[] = [
         },
       ],
     },
+  ),
+  {
+    name: "managed Redis crash-looping: the rollout fails with Redis's reason, not a later deadline",
+    objects: [
+      deployment({}, {}, { latestCreatedRevision: "r1", deploymentStatus: "AWAITING_DATABASE", readyReplicas: 0 }),
+      revision("r1", 10, "DEPLOYING"),
+      ...appliedChildren(deployment(), revision("r1", 10), {
+        Deployment: stalled,
+        StatefulSet: { observedGeneration: 1, replicas: 1, readyReplicas: 0 },
+      }),
+      redisPod(redisCrashLooping),
+    ],
+    writes: [`status AgentDeployment ${NAME}`, "status AgentRevision r1"],
+    status: {
+      [NAME]: {
+        observedGeneration: 1,
+        latestCreatedRevision: "r1",
+        readyReplicas: 0,
+        deploymentStatus: "AWAITING_DATABASE",
+        conditions: [
+          `Ready=False RevisionFailed: CrashLoopBackOff: managed Redis ${REDIS_CRASH}`,
+          `Progressing=False RolloutFailed: CrashLoopBackOff: managed Redis ${REDIS_CRASH}`,
+          `Degraded=True CrashLoopBackOff: managed Redis ${REDIS_CRASH}`,
+        ],
+      },
+      r1: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOY_FAILED",
+        message: `CrashLoopBackOff: managed Redis ${REDIS_CRASH}`,
+        readyReplicas: 0,
+        conditions: [`Ready=False CrashLoopBackOff: CrashLoopBackOff: managed Redis ${REDIS_CRASH}`],
+      },
+    },
+    events: [`Warning CrashLoopBackOff Revision r1 is DEPLOY_FAILED: CrashLoopBackOff: managed Redis ${REDIS_CRASH}`],
+    requeue: POLL,
+  },
+  redisTrouble(
+    "pod unschedulable (no StorageClass binds its volume)",
+    { observedGeneration: 1, replicas: 1, readyReplicas: 0 },
+    [redisPod(redisUnbound)],
+    [
+      `Ready=Unknown AwaitingDatabase: waiting for Redis: ${REDIS}-0: ${UNBOUND}`,
+      "Progressing=True Deploying: rolling out revision r1",
+      `Degraded=True RedisUnschedulable: ${REDIS}-0: ${UNBOUND}`,
+    ],
+  ),
+  redisTrouble(
+    "pod never created (a quota refuses it)",
+    { observedGeneration: 1, replicas: 0 },
+    [],
+    [
+      `Ready=Unknown AwaitingDatabase: waiting for Redis: ${NOT_CREATED}`,
+      "Progressing=True Deploying: rolling out revision r1",
+      `Degraded=True RedisPodNotCreated: ${NOT_CREATED}`,
+    ],
   ),
   {
     name: "a DEPLOYED revision stays DEPLOYED when its pod later crash-loops; the deployment is Degraded",

@@ -3,10 +3,12 @@ import type { Logger } from "pino";
 import { type DesiredChildren, desiredChildren, intentHash } from "../build/children.ts";
 import {
   agentName,
+  COMPONENT_LABEL,
   FIELD_MANAGER,
   INSTANCE_LABEL,
   nameOf,
   REVISION_LABEL,
+  redisName,
   SPEC_HASH_ANNOTATION,
 } from "../build/names.ts";
 import {
@@ -24,6 +26,7 @@ import { isConflict, KubeApiError, type KubeClient, type KubeObject } from "../k
 import type { EventRecorder } from "../kube/events.ts";
 import { type ResourceType, resourcePath, resources, resourceTypeOf } from "../kube/resources.ts";
 import { agentDeploymentStatus } from "../status/deployment.ts";
+import { type RedisProblem, redisProblem } from "../status/redis.ts";
 import {
   activeRevisionOutcome,
   type RevisionOutcome,
@@ -144,7 +147,13 @@ export class Reconciler {
       .filter(
         (p) => p.metadata?.labels?.[INSTANCE_LABEL] === name && p.metadata.labels[REVISION_LABEL] === nameOf(active),
       );
-    const failure = rejection ?? podFailure(pods);
+    const redis = managesRedis(agd) ? this.redisProblem(agd) : undefined;
+    // A Redis that cannot start fails the rollout with its own reason: the agent pods, not ready
+    // without it, would otherwise fail it much later as a misleading progress-deadline overrun.
+    const redisFailure: PodFailure | undefined = redis?.definite
+      ? { reason: redis.reason as PodFailure["reason"], message: `managed Redis ${redis.message}` }
+      : undefined;
+    const failure = rejection ?? podFailure(pods) ?? redisFailure;
     const readyReplicas = deployment?.status?.readyReplicas ?? 0;
     const outcome = activeRevisionOutcome(active.status?.revisionStatus, rollout, failure);
     const redisReady = !managesRedis(agd) || this.redisReady(agd);
@@ -156,6 +165,7 @@ export class Reconciler {
       failure,
       readyReplicas,
       redisReady,
+      ...(redis ? { redis } : {}),
       url: this.url(agd),
     });
     await this.writeRevisionStatus(agd, active, outcome, servesActive ? readyReplicas : 0);
@@ -351,6 +361,17 @@ export class Reconciler {
     memo.set(memoKey, { hash, basedOn: obj.metadata?.resourceVersion, at: Date.now() });
     this.deps.metrics.statusWrites.inc({ kind: obj.kind });
     return true;
+  }
+
+  /** The managed Redis's trouble, from its StatefulSet and its pod in the caches. */
+  private redisProblem(agd: AgentDeployment): RedisProblem | undefined {
+    const namespace = agd.metadata.namespace;
+    const pods = this.deps.caches.pods
+      .list(namespace)
+      .filter(
+        (p) => p.metadata?.labels?.[INSTANCE_LABEL] === nameOf(agd) && p.metadata.labels[COMPONENT_LABEL] === "redis",
+      );
+    return redisProblem(this.deps.caches.statefulSets.get(redisName(agd), namespace), pods);
   }
 
   private redisReady(agd: AgentDeployment): boolean {

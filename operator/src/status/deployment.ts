@@ -1,5 +1,6 @@
 import type { AgentDeployment, AgentDeploymentStatus } from "@agentplane/crds";
 import { type ConditionUpdate, setConditions } from "./conditions.ts";
+import type { RedisProblem } from "./redis.ts";
 import type { RevisionOutcome } from "./revisions.ts";
 import type { PodFailure, Rollout } from "./rollout.ts";
 
@@ -10,6 +11,8 @@ export interface DeploymentObservation {
   failure: PodFailure | undefined;
   readyReplicas: number;
   redisReady: boolean;
+  /** Why the managed Redis is not ready, when that can be told. */
+  redis?: RedisProblem;
   url: string | undefined;
 }
 
@@ -23,8 +26,9 @@ function conditionsFor(agd: AgentDeployment, seen: DeploymentObservation): Condi
   let ready: ConditionUpdate;
   if (failed) {
     ready = { type: "Ready", status: "False", reason: "RevisionFailed", message: seen.active?.message ?? "" };
-  } else if (deployed && !seen.redisReady) {
-    ready = { type: "Ready", status: "Unknown", reason: "AwaitingDatabase", message: "waiting for Redis" };
+  } else if (seen.redis || (deployed && !seen.redisReady)) {
+    const message = seen.redis ? `waiting for Redis: ${seen.redis.message}` : "waiting for Redis";
+    ready = { type: "Ready", status: "Unknown", reason: "AwaitingDatabase", message };
   } else if (deployed && seen.rollout?.phase === "complete") {
     ready = { type: "Ready", status: "True", reason: "RevisionReady", message: seen.rollout.message };
   } else {
@@ -37,7 +41,8 @@ function conditionsFor(agd: AgentDeployment, seen: DeploymentObservation): Condi
       : seen.rollout?.phase === "failed" || failed
         ? { type: "Progressing", status: "False", reason: "RolloutFailed", message: seen.active?.message ?? "" }
         : { type: "Progressing", status: "True", reason: "Deploying", message: rollingOut };
-  const problem = seen.failure ?? (seen.rollout?.phase === "failed" ? seen.rollout : undefined);
+  const redis = seen.redis && { reason: `Redis${seen.redis.reason}`, message: seen.redis.message };
+  const problem = seen.failure ?? redis ?? (seen.rollout?.phase === "failed" ? seen.rollout : undefined);
   const degraded: ConditionUpdate = problem
     ? { type: "Degraded", status: "True", reason: problem.reason, message: problem.message }
     : deployed && seen.rollout && seen.rollout.phase !== "complete"
