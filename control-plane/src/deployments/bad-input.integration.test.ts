@@ -56,7 +56,7 @@ const cases: Case[] = [
     name: "form-encoded body",
     raw: "name=x",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    status: 422,
+    status: 415,
   },
   { name: "body over 1 MiB", body: { ...valid, name: "x".repeat(1_100_000) }, status: 413 },
   // create: fields
