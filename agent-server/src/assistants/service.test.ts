@@ -44,15 +44,19 @@ describe("AssistantService", () => {
     expect(again).toEqual(created);
   });
 
-  it("looks assistants up by id or graph id: 422 for neither, 404 for no such assistant", async () => {
+  it("looks assistants up by id or graph id: 422 for neither, 404 for no such assistant, graph ids always found", async () => {
     await expect(assistants.get("not-a-uuid")).rejects.toMatchObject({ status: 422 });
     await expect(assistants.get(crypto.randomUUID())).rejects.toMatchObject({
       status: 404,
       detail: "Assistant not found",
     });
-    await expect(assistants.get("agent")).rejects.toMatchObject({ status: 404 });
-    const system = await assistants.create({ assistant_id: defaultAssistantId("agent"), graph_id: "agent" });
-    expect(await assistants.get("agent")).toEqual(system);
+    // A graph's default assistant that is missing from storage is created again on lookup.
+    const system = await assistants.get("agent");
+    expect(system).toMatchObject({
+      assistant_id: defaultAssistantId("agent"),
+      graph_id: "agent",
+      metadata: { created_by: "system" },
+    });
     expect(await assistants.find("agent")).toEqual(system);
     expect(await assistants.find("not-a-uuid")).toBeUndefined();
   });

@@ -13,6 +13,7 @@ import type {
   Page,
 } from "../storage/types.ts";
 import type { ThreadService } from "../threads/service.ts";
+import { loadAssistant } from "./load.ts";
 import { assistantIdFromPath, resolveAssistantId } from "./resolve.ts";
 
 const assistantNotFound = () => notFound("Assistant not found");
@@ -37,7 +38,7 @@ export class AssistantService {
 
   /** The assistant by id or graph id, or undefined when unknown (no 422 for malformed ids). */
   find(idOrGraphId: string): Promise<Assistant | undefined> {
-    return this.#ctx.storage.assistants.get(resolveAssistantId(this.#ctx, idOrGraphId));
+    return loadAssistant(this.#ctx, resolveAssistantId(this.#ctx, idOrGraphId));
   }
 
   /** 404 when unknown, or when `auth`'s handler for `event` filters it out. */
@@ -49,7 +50,7 @@ export class AssistantService {
   ): Promise<Assistant> {
     const assistantId = assistantIdFromPath(this.#ctx, idOrGraphId);
     const filter = await authorize(auth, event, value ?? { assistant_id: assistantId });
-    const assistant = await this.#ctx.storage.assistants.get(assistantId);
+    const assistant = await loadAssistant(this.#ctx, assistantId);
     if (!assistant || !matchesAuthFilter(assistant.metadata, filter)) throw assistantNotFound();
     return assistant;
   }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { conflict, notFound } from "@agentplane/common";
 import { v7 as uuidv7 } from "uuid";
+import { loadAssistant } from "../assistants/load.ts";
 import { resolveAssistantId } from "../assistants/resolve.ts";
 import type { ServerContext } from "../context.ts";
 import {
@@ -96,7 +97,7 @@ export class RunService {
   }
 
   async #assistant(idOrGraphId: string): Promise<Assistant> {
-    const assistant = await this.#ctx.storage.assistants.get(resolveAssistantId(this.#ctx, idOrGraphId));
+    const assistant = await loadAssistant(this.#ctx, resolveAssistantId(this.#ctx, idOrGraphId));
     if (!assistant) {
       throw notFound(
         `No assistant found for "${idOrGraphId}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
