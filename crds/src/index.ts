@@ -2,3 +2,4 @@ export * from "./constants.ts";
 export * from "./manifests.ts";
 export * from "./names.ts";
 export * from "./schemas.ts";
+export * from "./tenant-policy.ts";

@@ -1,4 +1,4 @@
-import { revisionSecretName } from "@agentplane/crds";
+import { revisionSecretName, SHARED_WITH_ANNOTATION } from "@agentplane/crds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerObjectName } from "../providers/store.ts";
 import {
@@ -10,7 +10,6 @@ import {
   TENANT_PREFIX,
 } from "../testing/harness.ts";
 import { OperatorStandIn } from "../testing/operator-stand-in.ts";
-import { SHARED_WITH_ANNOTATION } from "./pod-policy.ts";
 
 /**
  * Issue #15: what an attacker holding an ordinary API key of one organization (workspace A1) tries

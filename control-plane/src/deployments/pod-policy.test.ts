@@ -2,17 +2,15 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { toValidationIssues } from "@agentplane/common";
+import { isReservedEnvName, SHARED_WITH_ANNOTATION, sharedWithWorkspace } from "@agentplane/crds";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import {
-  isReservedEnvName,
   PolicyInitContainer,
   PolicySidecar,
   PolicyVolume,
   podFieldIssues,
   referencedObjects,
-  SHARED_WITH_ANNOTATION,
-  sharedWith,
   withRestrictedSecurityContext,
 } from "./pod-policy.ts";
 
@@ -280,10 +278,10 @@ describe("referenced objects", () => {
 
   it("are usable only when an administrator's annotation names the workspace (or '*')", () => {
     const ws = "11111111-1111-4111-8111-111111111111";
-    expect(sharedWith(undefined, ws)).toBe(false);
-    expect(sharedWith({}, ws)).toBe(false);
-    expect(sharedWith({ [SHARED_WITH_ANNOTATION]: `other, ${ws.toUpperCase()}` }, ws)).toBe(true);
-    expect(sharedWith({ [SHARED_WITH_ANNOTATION]: "*" }, ws)).toBe(true);
-    expect(sharedWith({ [SHARED_WITH_ANNOTATION]: `${ws}x` }, ws)).toBe(false);
+    expect(sharedWithWorkspace(undefined, ws)).toBe(false);
+    expect(sharedWithWorkspace({}, ws)).toBe(false);
+    expect(sharedWithWorkspace({ [SHARED_WITH_ANNOTATION]: `other, ${ws.toUpperCase()}` }, ws)).toBe(true);
+    expect(sharedWithWorkspace({ [SHARED_WITH_ANNOTATION]: "*" }, ws)).toBe(true);
+    expect(sharedWithWorkspace({ [SHARED_WITH_ANNOTATION]: `${ws}x` }, ws)).toBe(false);
   });
 });

@@ -1,5 +1,14 @@
 import type { ValidationIssue } from "@agentplane/common";
-import type { Container, SecretReference as CrSecretReference, Resources } from "@agentplane/crds";
+import {
+  type Container,
+  type SecretReference as CrSecretReference,
+  isReservedEnvName,
+  isReservedMetadataKey,
+  RESERVED_METADATA_DOMAINS,
+  RESERVED_NAME_PREFIX,
+  type Resources,
+  SHARED_WITH_ANNOTATION,
+} from "@agentplane/crds";
 import { z } from "zod";
 
 /**
@@ -14,71 +23,6 @@ import { z } from "zod";
 // ---------------------------------------------------------------------------------------------
 // Environment variable names
 // ---------------------------------------------------------------------------------------------
-
-/**
- * Names the platform sets or relies on in the agent server's environment: its authentication and
- * wiring (the operator sets PORT, REDIS_URI and AGENTPLANE_API_KEYS_FILE; AGENTPLANE_API_KEYS would
- * plant a key that outlives the grant it came from), how Node loads code, the agent server's process
- * settings, and the names the LangSmith reference reserves. Per-deployment tuning the agent server
- * documents for tenants (LOG_LEVEL, CORS_ALLOW_ORIGINS, OTEL_*, LANGSMITH_TRACING, run/cron/store
- * limits) stays settable; pod-policy.test.ts checks every name the agent server reads is one or the other.
- */
-const RESERVED_ENV_NAMES: ReadonlySet<string> = new Set([
-  // the agent server's wiring and process settings
-  "PORT",
-  "HOST",
-  "REDIS_URI",
-  "REDIS_PREFIX",
-  "N_WORKERS",
-  "BODY_LIMIT",
-  "SHUTDOWN_GRACE_MS",
-  "LANGGRAPH_JSON",
-  // the Node runtime
-  "NODE_OPTIONS",
-  "NODE_PATH",
-  "NODE_ENV",
-  "NODE_EXTRA_CA_CERTS",
-  "NODE_TLS_REJECT_UNAUTHORIZED",
-  "LD_PRELOAD",
-  "LD_LIBRARY_PATH",
-  // reserved by the LangSmith control plane this API follows
-  "LANGCHAIN_TRACING_V2",
-  "LANGSMITH_TRACING_V2",
-  "LANGCHAIN_ENDPOINT",
-  "LANGCHAIN_PROJECT",
-  "LANGSMITH_PROJECT",
-  "LANGSMITH_LANGGRAPH_GIT_REPO",
-  "LANGGRAPH_GIT_REPO_PATH",
-  "LANGCHAIN_API_KEY",
-  "LANGSMITH_CONTROL_PLANE_API_KEY",
-  "POSTGRES_URI",
-  "POSTGRES_PASSWORD",
-  "DATABASE_URI",
-  "LANGSMITH_LANGGRAPH_GIT_REF",
-  "LANGSMITH_LANGGRAPH_GIT_REF_SHA",
-  "LANGGRAPH_AUTH_TYPE",
-  "LANGSMITH_AUTH_ENDPOINT",
-  "LANGSMITH_TENANT_ID",
-  "LANGSMITH_AUTH_VERIFY_TENANT_ID",
-  "LANGSMITH_HOST_PROJECT_ID",
-  "LANGSMITH_HOST_PROJECT_NAME",
-  "LANGSMITH_HOST_REVISION_ID",
-  "LOG_JSON",
-  "LOG_DICT_TRACEBACKS",
-  "LANGCHAIN_CALLBACKS_BACKGROUND",
-  "DD_TRACE_PSYCOPG_ENABLED",
-  "DD_TRACE_REDIS_ENABLED",
-  "LANGSMITH_DEPLOYMENT_NAME",
-  "LANGGRAPH_CLOUD_LICENSE_KEY",
-]);
-
-/** Every name under these prefixes is the platform's, including names it has not used yet. */
-const RESERVED_ENV_PREFIXES = ["AGENTPLANE_", "KUBERNETES_"];
-
-export function isReservedEnvName(name: string): boolean {
-  const upper = name.toUpperCase();
-  return RESERVED_ENV_NAMES.has(upper) || RESERVED_ENV_PREFIXES.some((prefix) => upper.startsWith(prefix));
-}
 
 export const envVarName = z
   .string()
@@ -356,18 +300,6 @@ export function withRestrictedSecurityContext<C extends { securityContext?: z.in
 
 /** The container the operator builds for the agent server; the volume names it adds start with this. */
 const AGENT_CONTAINER = "agent-server";
-const RESERVED_VOLUME_PREFIX = "agentplane-";
-
-/** Label and annotation domains that belong to Kubernetes or the platform (Pod Security, AppArmor, selectors). */
-const RESERVED_KEY_DOMAINS = ["kubernetes.io", "k8s.io", "agentplane.dev"];
-
-function reservedMetadataKey(key: string): boolean {
-  const slash = key.indexOf("/");
-  if (slash < 0) return false;
-  const domain = key.slice(0, slash).toLowerCase();
-  return RESERVED_KEY_DOMAINS.some((reserved) => domain === reserved || domain.endsWith(`.${reserved}`));
-}
-
 interface ContainerResources {
   requests?: Partial<Record<string, string>>;
   limits?: Partial<Record<string, string>>;
@@ -409,16 +341,16 @@ export function podFieldIssues(spec: PodFields, loc: Loc): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   for (const field of ["labels", "annotations"] as const) {
     for (const key of Object.keys(spec[field] ?? {})) {
-      if (reservedMetadataKey(key)) {
-        issues.push(issue([...loc, field, key], `keys under ${RESERVED_KEY_DOMAINS.join(", ")} are reserved`));
+      if (isReservedMetadataKey(key)) {
+        issues.push(issue([...loc, field, key], `keys under ${RESERVED_METADATA_DOMAINS.join(", ")} are reserved`));
       }
     }
   }
   const volumeNames = new Set<string>();
   (spec.volumes ?? []).forEach((volume, index) => {
-    if (volume.name.startsWith(RESERVED_VOLUME_PREFIX)) {
+    if (volume.name.startsWith(RESERVED_NAME_PREFIX)) {
       issues.push(
-        issue([...loc, "volumes", index, "name"], `volume names starting '${RESERVED_VOLUME_PREFIX}' are reserved`),
+        issue([...loc, "volumes", index, "name"], `volume names starting '${RESERVED_NAME_PREFIX}' are reserved`),
       );
     } else if (volumeNames.has(volume.name)) {
       issues.push(issue([...loc, "volumes", index, "name"], "volume names must be unique"));
@@ -549,19 +481,6 @@ function resourceIssues(spec: PodFields, loc: Loc): ValidationIssue[] {
 // ---------------------------------------------------------------------------------------------
 // Objects referenced by name
 // ---------------------------------------------------------------------------------------------
-
-/**
- * Annotation an administrator puts on a Secret, ConfigMap or ServiceAccount in a deployment
- * namespace to let deployments of the listed workspaces use it: comma-separated workspace ids, or `*`.
- */
-export const SHARED_WITH_ANNOTATION = "agentplane.dev/shared-with-workspaces";
-
-export function sharedWith(annotations: Record<string, string> | undefined, workspaceId: string): boolean {
-  const value = annotations?.[SHARED_WITH_ANNOTATION];
-  if (!value) return false;
-  const ids = value.split(",").map((id) => id.trim().toLowerCase());
-  return ids.includes("*") || ids.includes(workspaceId.toLowerCase());
-}
 
 export type ReferencedKind = "Secret" | "ConfigMap" | "ServiceAccount";
 

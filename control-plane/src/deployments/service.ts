@@ -12,8 +12,10 @@ import {
   type AgentDeployment,
   type AgentDeploymentSpec,
   type AgentRevision,
+  isReservedEnvName,
   type RevisionTemplate,
   revisionSecretName,
+  sharedWithWorkspace,
 } from "@agentplane/crds";
 import { isNotFound, retryOnConflict } from "../kube/errors.ts";
 import type { ListenerService } from "../listeners/service.ts";
@@ -35,7 +37,7 @@ import {
   toDeploymentResponse,
   withApiKeysSecret,
 } from "./mapping.ts";
-import { isReservedEnvName, notSharedIssue, referencedObjects, sharedWith } from "./pod-policy.ts";
+import { notSharedIssue, referencedObjects } from "./pod-policy.ts";
 import {
   type BulkDeleteResponse,
   type Deployment,
@@ -218,7 +220,7 @@ export class DeploymentService {
       const key = `${kind}/${name}`;
       let lookup = lookups.get(key);
       if (!lookup) {
-        lookup = read().then((annotations) => sharedWith(annotations, tenantId));
+        lookup = read().then((annotations) => sharedWithWorkspace(annotations, tenantId));
         lookups.set(key, lookup);
       }
       return lookup;

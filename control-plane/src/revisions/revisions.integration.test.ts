@@ -1,6 +1,5 @@
-import { CLEANUP_FINALIZER, revisionSecretName } from "@agentplane/crds";
+import { CLEANUP_FINALIZER, revisionSecretName, SHARED_WITH_ANNOTATION } from "@agentplane/crds";
 import { describe, expect, it } from "vitest";
-import { SHARED_WITH_ANNOTATION } from "../deployments/pod-policy.ts";
 import { type Harness } from "../testing/harness.ts";
 import type { OperatorStandIn } from "../testing/operator-stand-in.ts";
 import { useHarness } from "../testing/suite.ts";

@@ -1,18 +1,15 @@
 import type { AgentDeployment, AgentRevision, Resources, RevisionTemplate } from "@agentplane/crds";
 import { describe, expect, it } from "vitest";
+import { restrictedViolations } from "../../../testing/kube-apiserver/pod-security.ts";
 import { ATTACKS, type Attack, OWN_SECRET, sidecar } from "../testing/attacks.ts";
 import { agentDeployment, agentRevision, DEPLOYMENT_ID } from "../testing/fixtures.ts";
-import { restrictedViolations } from "../../../testing/kube-apiserver/pod-security.ts";
 import { buildAgentDeployment } from "./agent-server.ts";
 import {
   describeViolations,
   foreignReferences,
   hardenedSecurityContext,
-  isReservedEnv,
   type PolicyContext,
   policyViolations,
-  SHARED_WITH_ANNOTATION,
-  sharedWith,
 } from "./pod-policy.ts";
 import { buildRedisStatefulSet } from "./redis.ts";
 import { defaultBuildSettings as settings } from "./settings.ts";
@@ -108,31 +105,6 @@ describe("pod policy: what a deployment may use", () => {
       "AgentRevision spec.template.resources.volumes[0].configMap.name",
     ]);
     expect(policyViolations(agd, revision, { isShared: () => true })).toEqual([]);
-  });
-
-  it.each([
-    ["tenant-1", true],
-    ["tenant-2,tenant-1", true],
-    [" TENANT-1 ", true],
-    ["*", true],
-    ["tenant-2", false],
-    ["", false],
-    [undefined, false],
-  ])("annotation %j shares with tenant-1: %s", (value, expected) => {
-    const annotations: Record<string, string> = value === undefined ? {} : { [SHARED_WITH_ANNOTATION]: value };
-    expect(sharedWith({ metadata: { annotations } }, "tenant-1")).toBe(expected);
-  });
-
-  it.each([
-    ["AGENTPLANE_API_KEYS", true],
-    ["AGENTPLANE_ANYTHING", true],
-    ["REDIS_URI", true],
-    ["PORT", true],
-    ["NODE_OPTIONS", true],
-    ["LOG_LEVEL", false],
-    ["OPENAI_API_KEY", false],
-  ])("env name %s reserved: %s", (name, reserved) => {
-    expect(isReservedEnv(name)).toBe(reserved);
   });
 });
 

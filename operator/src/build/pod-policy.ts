@@ -1,4 +1,12 @@
-import type { AgentDeployment, AgentRevision, Container } from "@agentplane/crds";
+import {
+  type AgentDeployment,
+  type AgentRevision,
+  type Container,
+  isReservedEnvName,
+  isReservedMetadataKey,
+  RESERVED_METADATA_DOMAINS,
+  RESERVED_NAME_PREFIX,
+} from "@agentplane/crds";
 import { nameOf } from "./names.ts";
 
 /**
@@ -9,34 +17,9 @@ import { nameOf } from "./names.ts";
  * what runs equal to what was asked for, and tells the author which field to fix.
  */
 
-/**
- * Annotation an administrator puts on a Secret, ConfigMap or ServiceAccount to let deployments of the
- * listed workspaces use it: comma-separated workspace ids, or `*` (the control plane reads the same).
- */
-export const SHARED_WITH_ANNOTATION = "agentplane.dev/shared-with-workspaces";
-
-/**
- * The agent server's own settings: set by the operator, never by a deployment (an `AGENTPLANE_API_KEYS`
- * planted by a tenant would outlive the revocation of the grant; `REDIS_URI` could point the server at
- * another deployment's Redis). Tunables such as LOG_LEVEL or N_WORKERS stay the tenant's.
- */
-export const RESERVED_ENV = new Set([
-  "AGENTPLANE_API_KEYS",
-  "AGENTPLANE_API_KEYS_FILE",
-  "REDIS_URI",
-  "REDIS_PREFIX",
-  "PORT",
-  "HOST",
-  "NODE_OPTIONS",
-]);
-/** Any future setting of the platform lives under this prefix. */
-export const RESERVED_ENV_PREFIX = "AGENTPLANE_";
-
 /** Volume sources a deployment may use: none reaches the node, the cluster's storage or an API token. */
 const VOLUME_SOURCES = new Set(["configMap", "secret", "emptyDir", "projected", "downwardAPI"]);
 const PROJECTED_SOURCES = new Set(["configMap", "secret", "downwardAPI"]);
-/** Names the operator gives its own volumes and containers in the agent pod. */
-export const RESERVED_VOLUME_PREFIX = "agentplane-";
 
 export interface Violation {
   /** Path of the offending field, e.g. `AgentRevision spec.template.resources.volumes[0].hostPath`. */
@@ -53,16 +36,8 @@ export interface ForeignReference {
 }
 
 export interface PolicyContext {
-  /** Whether the object is shared with the deployment's workspace (see `sharedWith`). */
+  /** Whether the object is shared with the deployment's workspace (the administrator's `SHARED_WITH_ANNOTATION`). */
   isShared(ref: ForeignReference): boolean;
-}
-
-/** Whether an object's annotation shares it with `workspace`. */
-export function sharedWith(obj: { metadata?: { annotations?: Record<string, string> } }, workspace: string): boolean {
-  const value = obj.metadata?.annotations?.[SHARED_WITH_ANNOTATION];
-  if (!value) return false;
-  const ids = value.split(",").map((id) => id.trim().toLowerCase());
-  return ids.includes("*") || ids.includes(workspace.toLowerCase());
 }
 
 /** The deployment's own objects are named `<deployment id>-…` (the control plane's convention). */
@@ -112,7 +87,7 @@ export function policyViolations(agd: AgentDeployment, revision: AgentRevision, 
   (template.secretReferences ?? []).forEach((ref, i) => {
     const field = at(`spec.template.secretReferences[${i}]`);
     secret(`${field}.secretName`, ref.secretName);
-    if (isReservedEnv(ref.name)) add(`${field}.name`, `${ref.name} is a setting of the agent server`);
+    if (isReservedEnvName(ref.name)) add(`${field}.name`, `${ref.name} is a setting of the agent server`);
   });
 
   const resources = template.resources;
@@ -144,34 +119,20 @@ export function policyViolations(agd: AgentDeployment, revision: AgentRevision, 
   }
   for (const field of ["labels", "annotations"] as const) {
     for (const key of Object.keys(resources?.[field] ?? {})) {
-      if (reservedMetadataKey(key)) {
-        add(at(`${base}.${field}["${key}"]`), `keys under ${RESERVED_KEY_DOMAINS.join(", ")} are reserved`);
+      if (isReservedMetadataKey(key)) {
+        add(at(`${base}.${field}["${key}"]`), `keys under ${RESERVED_METADATA_DOMAINS.join(", ")} are reserved`);
       }
     }
   }
   return found;
 }
 
-export function isReservedEnv(name: string): boolean {
-  return RESERVED_ENV.has(name) || name.startsWith(RESERVED_ENV_PREFIX);
-}
-
-/** Label and annotation domains of Kubernetes (Pod Security, AppArmor) and of the platform (selectors). */
-const RESERVED_KEY_DOMAINS = ["kubernetes.io", "k8s.io", "agentplane.dev"];
-
-function reservedMetadataKey(key: string): boolean {
-  const slash = key.indexOf("/");
-  if (slash < 0) return false;
-  const domain = key.slice(0, slash).toLowerCase();
-  return RESERVED_KEY_DOMAINS.some((reserved) => domain === reserved || domain.endsWith(`.${reserved}`));
-}
-
 type Add = (field: string, message: string) => void;
 type ReferenceCheck = (field: string, name: unknown) => void;
 
 function checkVolume(volume: Json, field: string, add: Add, secret: ReferenceCheck, configMap: ReferenceCheck): void {
-  if (typeof volume.name === "string" && volume.name.startsWith(RESERVED_VOLUME_PREFIX)) {
-    add(`${field}.name`, `volume names starting with ${RESERVED_VOLUME_PREFIX} are the platform's`);
+  if (typeof volume.name === "string" && volume.name.startsWith(RESERVED_NAME_PREFIX)) {
+    add(`${field}.name`, `volume names starting with ${RESERVED_NAME_PREFIX} are the platform's`);
   }
   for (const [source, spec] of Object.entries(volume)) {
     if (source === "name") continue;
@@ -206,8 +167,8 @@ function checkContainer(
   configMap: ReferenceCheck,
 ): void {
   const c = container as Json;
-  if (typeof c.name === "string" && c.name.startsWith(RESERVED_VOLUME_PREFIX)) {
-    add(`${field}.name`, `container names starting with ${RESERVED_VOLUME_PREFIX} are the platform's`);
+  if (typeof c.name === "string" && c.name.startsWith(RESERVED_NAME_PREFIX)) {
+    add(`${field}.name`, `container names starting with ${RESERVED_NAME_PREFIX} are the platform's`);
   }
   const sc: Json = isObject(c.securityContext) ? c.securityContext : {};
   const scField = `${field}.securityContext`;

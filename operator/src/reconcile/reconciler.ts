@@ -1,4 +1,10 @@
-import { type AgentDeployment, type AgentRevision, CLEANUP_FINALIZER, LABEL_DEPLOYMENT_ID } from "@agentplane/crds";
+import {
+  type AgentDeployment,
+  type AgentRevision,
+  CLEANUP_FINALIZER,
+  LABEL_DEPLOYMENT_ID,
+  sharedWithWorkspace,
+} from "@agentplane/crds";
 import type { Logger } from "pino";
 import { type DesiredChildren, desiredChildren, intentHash } from "../build/children.ts";
 import {
@@ -11,13 +17,7 @@ import {
   redisName,
   SPEC_HASH_ANNOTATION,
 } from "../build/names.ts";
-import {
-  describeViolations,
-  type ForeignReference,
-  foreignReferences,
-  policyViolations,
-  sharedWith,
-} from "../build/pod-policy.ts";
+import { describeViolations, type ForeignReference, foreignReferences, policyViolations } from "../build/pod-policy.ts";
 import { managesRedis } from "../build/redis.ts";
 import type { BuildSettings } from "../build/settings.ts";
 import type { ReconcileResult } from "../controller-runtime/work-queue.ts";
@@ -35,6 +35,7 @@ import {
 } from "../status/revisions.ts";
 import { type LiveDeployment, type PodFailure, podFailure, type Rollout, rolloutStatus } from "../status/rollout.ts";
 import { type Caches, childCache, type LiveService } from "./caches.ts";
+import { keepLiveClaimTemplates } from "./claim-templates.ts";
 import { cleanUp } from "./cleanup.ts";
 
 interface Write {
@@ -202,7 +203,8 @@ export class Reconciler {
       foreignReferences(agd, revision).map(async (ref) => {
         const path = resourcePath(REFERENCED_TYPES[ref.kind], agd.metadata.namespace, ref.name);
         const obj = await this.deps.kube.get<KubeObject>(path);
-        if (obj && sharedWith(obj, agd.spec.tenantId)) shared.add(`${ref.kind}/${ref.name}`);
+        if (obj && sharedWithWorkspace(obj.metadata?.annotations, agd.spec.tenantId))
+          shared.add(`${ref.kind}/${ref.name}`);
       }),
     );
     const violations = policyViolations(agd, revision, { isShared: (ref) => shared.has(`${ref.kind}/${ref.name}`) });
@@ -260,11 +262,13 @@ export class Reconciler {
       if (rejected.get(key)?.hash === hash) return;
       rejected.delete(key);
       if (liveHash === hash || this.stillPending(applied.get(key), hash, live)) return;
+      const { body, kept } =
+        child.kind === "StatefulSet" ? keepLiveClaimTemplates(child, live) : { body: child, kept: [] };
       let result: KubeObject;
       try {
         result = await kube.apply<KubeObject>(
           resourcePath(resourceTypeOf(child), namespace, childName),
-          child,
+          body,
           FIELD_MANAGER,
         );
       } catch (error) {
@@ -282,6 +286,10 @@ export class Reconciler {
       if (child.kind === "Deployment") deployment = result;
       const verb = live ? "Updated" : "Created";
       events.record(agd, "Normal", verb, "Apply", `${verb} ${child.kind} ${childName}`);
+      if (kept.length > 0) {
+        const note = `${child.kind} ${childName} keeps its volume claim templates, which Kubernetes never changes (${kept.join("; ")}); see "Changing the Redis storage" in the operator docs`;
+        events.record(agd, "Warning", "StorageUnchanged", "Apply", note);
+      }
     };
     const remove = async (gone: DesiredChildren["absent"][number]) => {
       const live = await this.liveChild(agd, gone);
