@@ -13,7 +13,7 @@ import { EventRecorder } from "./kube/events.ts";
 import { type ResourceType, resourcePath, resources } from "./kube/resources.ts";
 import type { Caches } from "./reconcile/caches.ts";
 import { Reconciler } from "./reconcile/reconciler.ts";
-import { trimDeployment, trimPod, trimToStatus } from "./reconcile/trim.ts";
+import { trimDeployment, trimPod, trimStatefulSet, trimToStatus } from "./reconcile/trim.ts";
 
 export interface RunningOperator {
   /** Port of `/healthz`, `/readyz` and `/metrics`. */
@@ -88,7 +88,7 @@ export async function startOperator(
     ),
     deployments: inform(resources.deployment, ownerOf("Deployment"), ours, trimDeployment),
     services: inform(resources.service, ownerOf("Service"), ours, trimToStatus),
-    statefulSets: inform(resources.statefulSet, ownerOf("StatefulSet"), ours, trimToStatus),
+    statefulSets: inform(resources.statefulSet, ownerOf("StatefulSet"), ours, trimStatefulSet),
     autoscalers: inform(resources.hpa, ownerOf("HorizontalPodAutoscaler"), ours, trimToStatus),
     networkPolicies: inform(resources.networkPolicy, ownerOf("NetworkPolicy"), ours, trimToStatus),
     pods: inform(resources.pod, ownerOf("Pod"), ours, trimPod),

@@ -7,7 +7,14 @@ export interface LiveService extends KubeObject {
   status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string; ports?: { port: number }[] }[] } };
 }
 
+/** A claim template's fields Kubernetes never lets change on a StatefulSet. */
+export interface ClaimTemplate {
+  metadata?: { name?: string };
+  spec?: { storageClassName?: string; resources?: { requests?: { storage?: string } } };
+}
+
 export interface LiveStatefulSet extends KubeObject {
+  spec?: { volumeClaimTemplates?: ClaimTemplate[] };
   status?: { observedGeneration?: number; replicas?: number; readyReplicas?: number };
 }
 

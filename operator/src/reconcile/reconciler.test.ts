@@ -110,6 +110,15 @@ const unschedulable = {
   ],
 };
 
+/** The Redis StatefulSet as an operator with other storage settings (5Gi of class `slow`) made it. */
+function madeWithOtherStorage(sts: KubeObject): KubeObject {
+  const made = structuredClone(sts) as any;
+  made.metadata.annotations["agentplane.dev/spec-hash"] = "made-with-other-settings";
+  made.spec.volumeClaimTemplates[0].spec.storageClassName = "slow";
+  made.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "5Gi";
+  return made;
+}
+
 /** The managed Redis StatefulSet's pod, labelled as its template labels it. */
 const redisPod = (status: LivePod["status"]): LivePod => ({
   apiVersion: "v1",
@@ -794,6 +803,57 @@ const cases: Case[] = [
       ],
     },
   ),
+  {
+    name: "Redis storage settings changed since the StatefulSet was made: live claims kept, a Warning",
+    objects: [
+      deployment({}, {}, { latestCreatedRevision: "r1", deploymentStatus: "READY", readyReplicas: 1 }),
+      revision("r1", 10, "DEPLOYING"),
+      ...appliedChildren(deployment(), revision("r1", 10), { Deployment: rolledOut, StatefulSet: redisUp }).map(
+        (child) => (child.kind === "StatefulSet" ? madeWithOtherStorage(child) : child),
+      ),
+    ],
+    writes: [`apply StatefulSet ${REDIS}`, `status AgentDeployment ${NAME}`, "status AgentRevision r1"],
+    applied: {
+      [`StatefulSet ${REDIS}`]: {
+        spec: {
+          volumeClaimTemplates: [
+            {
+              metadata: { name: "data" },
+              spec: { storageClassName: "slow", resources: { requests: { storage: "5Gi" } } },
+            },
+          ],
+        },
+      },
+    },
+    status: {
+      [NAME]: {
+        observedGeneration: 1,
+        latestCreatedRevision: "r1",
+        latestReadyRevision: "r1",
+        url: URL,
+        readyReplicas: 1,
+        deploymentStatus: "READY",
+        conditions: [
+          "Ready=True RevisionReady: 1 of 1 replicas available",
+          "Progressing=False RolloutComplete: 1 of 1 replicas available",
+          "Degraded=False AsExpected",
+        ],
+      },
+      r1: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOYED",
+        message: "",
+        readyReplicas: 1,
+        conditions: ["Ready=True RolloutComplete"],
+      },
+    },
+    events: [
+      `Normal Updated Updated StatefulSet ${REDIS}`,
+      `Warning StorageUnchanged StatefulSet ${REDIS} keeps its volume claim templates, which Kubernetes never changes (data: size 5Gi kept, 1Gi not applied; data: storage class slow kept, (default) not applied); see "Changing the Redis storage" in the operator docs`,
+      "Normal RolloutComplete Revision r1 is DEPLOYED",
+    ],
+    requeue: undefined,
+  },
   {
     name: "managed Redis crash-looping: the rollout fails with Redis's reason, not a later deadline",
     objects: [

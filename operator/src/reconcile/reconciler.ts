@@ -35,6 +35,7 @@ import {
 } from "../status/revisions.ts";
 import { type LiveDeployment, type PodFailure, podFailure, type Rollout, rolloutStatus } from "../status/rollout.ts";
 import { type Caches, childCache, type LiveService } from "./caches.ts";
+import { keepLiveClaimTemplates } from "./claim-templates.ts";
 import { cleanUp } from "./cleanup.ts";
 
 interface Write {
@@ -261,11 +262,13 @@ export class Reconciler {
       if (rejected.get(key)?.hash === hash) return;
       rejected.delete(key);
       if (liveHash === hash || this.stillPending(applied.get(key), hash, live)) return;
+      const { body, kept } =
+        child.kind === "StatefulSet" ? keepLiveClaimTemplates(child, live) : { body: child, kept: [] };
       let result: KubeObject;
       try {
         result = await kube.apply<KubeObject>(
           resourcePath(resourceTypeOf(child), namespace, childName),
-          child,
+          body,
           FIELD_MANAGER,
         );
       } catch (error) {
@@ -283,6 +286,10 @@ export class Reconciler {
       if (child.kind === "Deployment") deployment = result;
       const verb = live ? "Updated" : "Created";
       events.record(agd, "Normal", verb, "Apply", `${verb} ${child.kind} ${childName}`);
+      if (kept.length > 0) {
+        const note = `${child.kind} ${childName} keeps its volume claim templates, which Kubernetes never changes (${kept.join("; ")}); see "Changing the Redis storage" in the operator docs`;
+        events.record(agd, "Warning", "StorageUnchanged", "Apply", note);
+      }
     };
     const remove = async (gone: DesiredChildren["absent"][number]) => {
       const live = await this.liveChild(agd, gone);

@@ -1,5 +1,6 @@
 import type { KubeObject } from "../kube/client.ts";
 import type { LiveDeployment, LivePod } from "../status/rollout.ts";
+import type { LiveStatefulSet } from "./caches.ts";
 
 /**
  * What the caches keep of each child kind: only the fields the reconciler reads, so a thousand
@@ -41,7 +42,26 @@ export function trimPod(pod: LivePod): LivePod {
   };
 }
 
-/** Services, StatefulSets, autoscalers: identity, labels, the hash annotation and status. */
+/**
+ * The Redis StatefulSet: also each claim template's storage class and size, which Kubernetes never
+ * lets change, so the reconciler can keep what was created instead of sending a refused update.
+ */
+export function trimStatefulSet(sts: LiveStatefulSet): LiveStatefulSet {
+  const templates = sts.spec?.volumeClaimTemplates?.map((claim) => ({
+    metadata: { name: claim.metadata?.name },
+    spec: {
+      ...(claim.spec?.storageClassName === undefined ? {} : { storageClassName: claim.spec.storageClassName }),
+      resources: { requests: { storage: claim.spec?.resources?.requests?.storage } },
+    },
+  }));
+  return {
+    metadata: metadata(sts),
+    ...(templates ? { spec: { volumeClaimTemplates: templates } } : {}),
+    status: sts.status,
+  };
+}
+
+/** Services, autoscalers, NetworkPolicies: identity, labels, the hash annotation and status. */
 export function trimToStatus<T extends KubeObject & { status?: unknown }>(obj: T): T {
   return { metadata: metadata(obj), status: obj.status } as T;
 }

@@ -1,5 +1,6 @@
 import { type AgentDeployment, type AgentRevision, loadCrdManifests } from "@agentplane/crds";
 import { pino } from "pino";
+import { applyDefaults } from "../../../testing/kube-apiserver/admission.ts";
 import { KubeApi, PATCH_TYPES } from "../../../testing/kube-apiserver/api.ts";
 import { loadBuiltinValidators } from "../../../testing/kube-apiserver/builtin-validation.ts";
 import { KubeError } from "../../../testing/kube-apiserver/errors.ts";
@@ -21,7 +22,7 @@ import type { EventType } from "../kube/events.ts";
 import { type ResourceType, resources, resourceTypeOf } from "../kube/resources.ts";
 import type { Caches } from "../reconcile/caches.ts";
 import { Reconciler, type ReconcilerKube } from "../reconcile/reconciler.ts";
-import { trimDeployment, trimPod, trimToStatus } from "../reconcile/trim.ts";
+import { trimDeployment, trimPod, trimStatefulSet, trimToStatus } from "../reconcile/trim.ts";
 
 /** One call that changes the cluster, as the reconciler sent it. */
 export interface RecordedWrite {
@@ -199,6 +200,9 @@ export async function recordingCluster(objects: readonly KubeObject[]): Promise<
     const seeded = structuredClone(obj) as StoredObject;
     seeded.metadata.uid ??= `uid-${obj.kind}-${obj.metadata?.name}`;
     if (type.tracksGeneration) seeded.metadata.generation ??= 1;
+    // Defaulted as a create would have stored it: an update compared with an undefaulted object
+    // would look like a change of immutable fields (a StatefulSet's revisionHistoryLimit).
+    applyDefaults(type, seeded);
     api.store.write(type, "ADDED", seeded);
   }
 
@@ -216,7 +220,7 @@ export async function recordingCluster(objects: readonly KubeObject[]): Promise<
     agentRevisions: cached<AgentRevision>(resources.agentRevision, false),
     deployments: cached(resources.deployment, true, trimDeployment),
     services: cached(resources.service, true, trimToStatus),
-    statefulSets: cached(resources.statefulSet, true, trimToStatus),
+    statefulSets: cached(resources.statefulSet, true, trimStatefulSet),
     autoscalers: cached(resources.hpa, true, trimToStatus),
     networkPolicies: cached(resources.networkPolicy, true, trimToStatus),
     pods: cached(resources.pod, true, trimPod),
