@@ -184,7 +184,8 @@ export class ProtocolEventMapper {
         return [stored(protocolState(toJsonValue(update.values)), update.node)];
       }
       default:
-        return [stored(toJsonValue(params.data), params.node)];
+        // Only updates name their node: the reference sends messages, tools, tasks, … without it.
+        return [stored(toJsonValue(params.data))];
     }
   }
 }
