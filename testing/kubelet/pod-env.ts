@@ -10,9 +10,20 @@ export interface EnvVar {
   valueFrom?: { secretKeyRef?: { name: string; key: string } };
 }
 
+/** The HTTP probes the test kubelet runs (exec and TCP probes are not emulated). */
+export interface Probe {
+  /** The port is the one the kubelet gave the process, whatever the probe names. */
+  httpGet?: { path?: string; port?: number | string };
+  periodSeconds?: number;
+  failureThreshold?: number;
+}
+
 export interface ContainerSpec {
   name: string;
   image: string;
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  startupProbe?: Probe;
   env?: EnvVar[];
   envFrom?: { secretRef?: { name: string } }[];
   volumeMounts?: { name: string; mountPath: string }[];

@@ -3,7 +3,7 @@ import type { KubeClient } from "../../operator/src/kube/client.ts";
 import { resourcePath, resources } from "../../operator/src/kube/resources.ts";
 import { freePort } from "../redis-server.ts";
 import { podLogPath, timestampLines } from "./container-logs.ts";
-import { type PodSpec, resolveContainerEnv } from "./pod-env.ts";
+import { type PodSpec, type Probe, resolveContainerEnv } from "./pod-env.ts";
 
 /** How the test kubelet "runs" an image: a local command on `port`, or instantly ready (no process). */
 export type ImageRun = { command: string; args: string[]; env?: Record<string, string> } | "simulated";
@@ -35,7 +35,8 @@ const CRASH_LOOP_AFTER = 2;
 
 /**
  * One pod's container as a local process: resolves its env, starts it, restarts it with backoff when
- * it exits (reporting CrashLoopBackOff like a kubelet), probes `GET /ok` and writes the Pod status.
+ * it exits or fails its liveness probe (reporting CrashLoopBackOff like a kubelet), probes readiness
+ * (the readiness probe's path, else `GET /ok`) and writes the Pod status.
  */
 export class PodRunner {
   readonly pod: PodRef;
@@ -136,16 +137,48 @@ export class PodRunner {
     this.timers.add(timer);
   }
 
+  private async answers(path: string): Promise<boolean> {
+    try {
+      const response = await fetch(`http://127.0.0.1:${this.port}${path}`, { signal: AbortSignal.timeout(2_000) });
+      return response.ok;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The container's HTTP startup and liveness probes, as a kubelet runs them: liveness starts once the
+   * startup probe passed, and either failing `failureThreshold` times in a row kills the container,
+   * which is then restarted like one that exited.
+   */
+  private watchLiveness(child: ChildProcess): void {
+    const container = this.pod.spec.containers[0];
+    const startup = container?.startupProbe?.httpGet ? container.startupProbe : undefined;
+    const liveness = container?.livenessProbe?.httpGet ? container.livenessProbe : undefined;
+    const run = (probe: Probe | undefined, failures: number) => {
+      if (!probe) return;
+      this.later(
+        async () => {
+          if (this.stopped || this.child !== child) return;
+          const ok = await this.answers(probe.httpGet?.path ?? "/");
+          if (this.stopped || this.child !== child) return;
+          // A passing startup probe hands over to liveness, which keeps probing.
+          if (ok) run(probe === startup ? liveness : probe, 0);
+          else if (failures + 1 >= (probe.failureThreshold ?? 3)) child.kill("SIGKILL");
+          else run(probe, failures + 1);
+        },
+        (probe.periodSeconds ?? 10) * 1000,
+      );
+    };
+    run(startup ?? liveness, 0);
+  }
+
   private probe(child: ChildProcess): void {
+    this.watchLiveness(child);
+    const path = this.pod.spec.containers[0]?.readinessProbe?.httpGet?.path ?? "/ok";
     const check = async () => {
       if (this.stopped || this.child !== child) return;
-      let ok = false;
-      try {
-        const response = await fetch(`http://127.0.0.1:${this.port}/ok`, { signal: AbortSignal.timeout(2_000) });
-        ok = response.ok;
-      } catch {
-        ok = false;
-      }
+      const ok = await this.answers(path);
       if (this.stopped || this.child !== child) return;
       if (ok !== this.ready) {
         this.ready = ok;
