@@ -54,7 +54,7 @@ const FIELD_MANAGER = "test-kubelet";
 /**
  * A kubelet + Deployment controller + load balancer for the in-repo API server: each operator-made
  * Deployment gets a ReplicaSet per pod template and Pods run as local processes (see PodRunner);
- * Deployment status follows the processes' `/ok` probe; a LoadBalancer Service gets the ready
+ * Deployment status follows the processes' readiness probes; a LoadBalancer Service gets the ready
  * process's address as its ingress; Redis StatefulSets report ready at once because every agent
  * server is pointed at the test Redis instead (REDIS_URI override, REDIS_PREFIX per deployment).
  */
