@@ -54,11 +54,9 @@ describe("crons on Redis (one process, injected clock)", () => {
       settings: { tickMs: 60_000, misfireGraceMs: 60_000, leaseMs: 10_000 },
       now: () => clock,
     });
-    const modules = defaultModules().filter((module) => module.name !== "runs" && module.name !== "crons");
-    app = await startExtensionServer(testRedisUrl(), {
-      prefix: uniquePrefix("crons"),
-      modules: [...modules, runs, crons],
-    });
+    // Every module that uses runs must get this runs module; only the crons module is swapped.
+    const modules = defaultModules({ runs }).map((module) => (module.name === "crons" ? crons : module));
+    app = await startExtensionServer(testRedisUrl(), { prefix: uniquePrefix("crons"), modules });
   });
   afterAll(() => app?.close());
 

@@ -19,8 +19,9 @@ describe("crons in dev mode (in-memory storage)", () => {
       settings: { tickMs: 60_000, misfireGraceMs: 60_000, leaseMs: 10_000 },
       now: () => clock,
     });
-    const modules = defaultModules().filter((module) => module.name !== "runs" && module.name !== "crons");
-    app = await startExtensionServer(undefined, { modules: [...modules, runs, crons] });
+    // Every module that uses runs must get this runs module; only the crons module is swapped.
+    const modules = defaultModules({ runs }).map((module) => (module.name === "crons" ? crons : module));
+    app = await startExtensionServer(undefined, { modules });
   });
   afterAll(() => app?.close());
 
