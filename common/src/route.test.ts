@@ -82,6 +82,12 @@ describe("routes", () => {
     expect(await res.json()).toEqual({ detail: "Request body must be JSON (Content-Type: application/json)" });
   });
 
+  it("validates an empty body of no type as {} (422 for what is missing), not 415", async () => {
+    const res = await fetch(`${server.url}/widgets/${id}`, { method: "POST" });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as any).detail.map((issue: any) => issue.loc)).toContainEqual(["body", "name"]);
+  });
+
   it("accepts JSON under a +json type and returns the handler's value", async () => {
     const res = await post(`/widgets/${id}`, JSON.stringify({ name: "a", size: 2 }), "application/merge-patch+json");
     expect(res.status).toBe(200);

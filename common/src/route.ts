@@ -56,8 +56,9 @@ export function mountRoutes(router: Router, routes: AnyRoute[]): void {
   for (const route of routes) {
     router[route.method](route.path, async (req: Request, res: Response, next: NextFunction) => {
       try {
-        // `is` is null without a body: a body of another type was not parsed, so say so.
-        if (route.body && req.is(JSON_TYPES) === false) {
+        // `is` is null without a body: a body of another type was not parsed, so say so. An empty
+        // body of no type (a POST with nothing in it) is validated as `{}` instead.
+        if (route.body && req.is(JSON_TYPES) === false && req.headers["content-length"] !== "0") {
           throw new HttpError(415, "Request body must be JSON (Content-Type: application/json)");
         }
         const params = route.params ? parseRequestPart(route.params, req.params, "path") : req.params;
