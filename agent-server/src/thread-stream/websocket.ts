@@ -48,6 +48,12 @@ const PONG_TIMEOUT_HEARTBEATS = 3;
 const ThreadParamsSchema = z.object({ thread_id: z.uuid() });
 const STREAM_PATH = /^\/threads\/([^/]+)\/stream\/events\/?$/;
 
+interface Pump {
+  controller: AbortController;
+  /** The send in progress, if any. */
+  sending?: Promise<boolean>;
+}
+
 interface Subscription {
   filter: EventFilter;
   /** Events up to this sequence number are not (or no longer) this subscription's to receive. */
@@ -69,7 +75,7 @@ class ProtocolSocket {
   readonly #auth: RequestAuth | undefined;
   readonly #deps: SocketDeps;
   readonly #subscriptions = new Map<string, Subscription>();
-  #pump: { controller: AbortController; done: Promise<void> } | undefined;
+  #pump: Pump | undefined;
   /** Sequence number of the last event the pump passed (sent or not wanted). */
   #position = -1;
   /** Subscription changes, one at a time: each may stop and restart the pump. */
@@ -233,30 +239,39 @@ class ProtocolSocket {
   }
 
   #startPump(after: number): void {
-    const controller = new AbortController();
+    const pump: Pump = { controller: new AbortController() };
     this.#position = after;
-    const done = this.#runPump(after, controller.signal).catch((error: unknown) => {
-      if (controller.signal.aborted) return;
+    this.#runPump(pump, after).catch((error: unknown) => {
+      if (pump.controller.signal.aborted) return;
       this.#deps.logger.error({ err: error, thread_id: this.#threadId }, "streaming protocol events failed");
       this.close(CLOSE.internal, "event stream failed");
     });
-    this.#pump = { controller, done };
+    this.#pump = pump;
   }
 
+  /**
+   * Stops the pump once the event it is sending went out, so `#position` is final. Its reader
+   * is not awaited: it may be waiting for an append and ends on its own within a heartbeat.
+   */
   async #stopPump(): Promise<void> {
     const pump = this.#pump;
     this.#pump = undefined;
     pump?.controller.abort();
-    await pump?.done;
+    await pump?.sending;
   }
 
-  async #runPump(after: number, signal: AbortSignal): Promise<void> {
+  async #runPump(pump: Pump, after: number): Promise<void> {
     const { runs, events, heartbeatMs } = this.#deps;
+    const { signal } = pump.controller;
     for await (const item of protocolEvents(runs, events, this.#threadId, after, { signal, heartbeatMs })) {
       // Idle sockets are kept alive by pings (see `ProtocolSockets`), not by the log's heartbeats.
       if ("heartbeat" in item) continue;
       if (signal.aborted) return;
-      if (this.#wanted(item) && !(await this.#send(item))) return;
+      if (this.#wanted(item)) {
+        pump.sending = this.#send(item);
+        if (!(await pump.sending)) return;
+      }
+      // Also when the pump was stopped during the send: the event went out.
       this.#position = item.seq;
     }
   }
