@@ -61,6 +61,8 @@ export async function* readRunEvents(
         const timer = setTimeout(() => done(false), heartbeatMs);
         signal.addEventListener("abort", onAbort, { once: true });
         wakeUp = () => done(true);
+        // Aborted while the consumer held the last event: no abort event will come any more.
+        if (signal.aborted) done(false);
       });
       if (woken || signal.aborted) continue;
       if (await options.isOver()) return;
