@@ -1,6 +1,7 @@
 import { type AgentDeployment, type AgentRevision, API_VERSION, type Condition } from "@agentplane/crds";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { restrictedViolations } from "../../testing/kube-apiserver/pod-security.ts";
 import { eventually, startTestCluster, type TestCluster } from "../../testing/kubelet/cluster.ts";
 import { testRedisUrl } from "../../testing/redis.ts";
 import { settingsFromEnv } from "./config.ts";
@@ -8,7 +9,6 @@ import { resourcePath, resources } from "./kube/resources.ts";
 import { type RunningOperator, startOperator } from "./operator.ts";
 import { ATTACKS, type Attack, OTHER_SECRET, OWN_SECRET } from "./testing/attacks.ts";
 import { DEPLOYMENT_ID } from "./testing/fixtures.ts";
-import { restrictedViolations } from "../../testing/kube-apiserver/pod-security.ts";
 
 /**
  * Custom resources written straight to the API (as kubectl would, past the control plane's
