@@ -198,12 +198,13 @@ export function useCompatServers(configPath: string): CompatServers {
     if (!cli) throw new Error("the reference server (@langchain/langgraph-cli) is not installed: run npm ci");
     // The reference bundles its own copy of LangSmith tracing; keep it from calling out.
     const quiet = { LANGSMITH_TRACING: "false", LANGCHAIN_TRACING_V2: "false" };
-    [reference, ours] = await Promise.all([
-      startReferenceServer(cli, configPath, quiet),
-      spawnServer(testRedisUrl(), `compat-${randomUUID().slice(0, 8)}:`, quiet, configPath),
+    // Each side is kept as soon as it is up, so afterAll stops it even when the other failed to start.
+    const [ref, own] = await Promise.all([
+      startReferenceServer(cli, configPath, quiet).then((server) => (reference = server)),
+      spawnServer(testRedisUrl(), `compat-${randomUUID().slice(0, 8)}:`, quiet, configPath).then(
+        (server) => (ours = server),
+      ),
     ]);
-    const ref = reference;
-    const own = ours;
     servers.reference = { kind: "reference", url: ref.url, logs: () => ref.logs() };
     servers.ours = { kind: "ours", url: own.url, logs: () => own.logs() };
   }, 90_000);
