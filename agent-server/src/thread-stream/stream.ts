@@ -3,7 +3,7 @@ import type { Response } from "express";
 import type { RunService } from "../runs/service.ts";
 import { END_EVENT, type RunEventLog } from "../stream/event-log.ts";
 import { readRunEvents } from "../stream/reader.ts";
-import { openSse } from "../stream/sse.ts";
+import { drained, openSse } from "../stream/sse.ts";
 import { type EventFilter, fromSeq, matchesFilter, type ProtocolEvent, toProtocolEvent } from "./events.ts";
 import { type IndexedRun, runIndexId } from "./service.ts";
 
@@ -12,28 +12,6 @@ export interface EventStreamOptions {
   /** A client that takes none of what was sent for this long is disconnected. */
   stallMs: number;
   logger: Logger;
-}
-
-/**
- * Resolves true once the client took what the response buffered, false when it went away or took
- * nothing for `stallMs`; a stalled connection is destroyed so its buffer is freed.
- */
-function drained(res: Response, stallMs: number): Promise<boolean> {
-  if (res.destroyed || res.writableEnded) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      res.off("drain", onDrain);
-      res.off("close", onClose);
-      if (!ok) res.destroy();
-      resolve(ok);
-    };
-    const onDrain = () => done(true);
-    const onClose = () => done(false);
-    const timer = setTimeout(() => done(false), stallMs);
-    res.on("drain", onDrain);
-    res.on("close", onClose);
-  });
 }
 
 /**
