@@ -5,14 +5,9 @@ import { toValidationIssues } from "@agentplane/common";
 import { isReservedEnvName, SHARED_WITH_ANNOTATION, sharedWithWorkspace } from "@agentplane/crds";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import {
-  PolicyInitContainer,
-  PolicySidecar,
-  PolicyVolume,
-  podFieldIssues,
-  referencedObjects,
-  withRestrictedSecurityContext,
-} from "./pod-policy.ts";
+import { PolicyInitContainer, PolicySidecar, PolicyVolume, withRestrictedSecurityContext } from "./pod-policy.ts";
+import { referencedObjects } from "./pod-references.ts";
+import { podFieldIssues } from "./pod-rules.ts";
 
 const AGENT_SERVER_SRC = fileURLToPath(new URL("../../../agent-server/src", import.meta.url));
 

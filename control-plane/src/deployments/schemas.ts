@@ -9,8 +9,8 @@ import {
   PolicySidecar,
   PolicyVolume,
   PolicyVolumeMount,
-  podFieldIssues,
 } from "./pod-policy.ts";
+import { podFieldIssues } from "./pod-rules.ts";
 
 /** Every source the LangSmith API knows; this control plane deploys `external_docker` only (others get 400). */
 export const API_SOURCES = [

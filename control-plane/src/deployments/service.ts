@@ -37,7 +37,7 @@ import {
   toDeploymentResponse,
   withApiKeysSecret,
 } from "./mapping.ts";
-import { notSharedIssue, referencedObjects } from "./pod-policy.ts";
+import { notSharedIssue, referencedObjects } from "./pod-references.ts";
 import {
   type BulkDeleteResponse,
   type Deployment,

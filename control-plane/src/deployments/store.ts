@@ -22,7 +22,7 @@ import type { KubeClients } from "../kube/client.ts";
 import { isAlreadyExists, orUndefined } from "../kube/errors.ts";
 import { apiKeyHashesData, LABEL_NAME_HASH, nameHash, secretData, secretsFromData } from "./mapping.ts";
 import { foreignNamespace, type NamespacePlacement, ownedByTenant, tenantNamespaceObject } from "./namespaces.ts";
-import type { ReferencedKind } from "./pod-policy.ts";
+import type { ReferencedKind } from "./pod-references.ts";
 import type { Secret } from "./schemas.ts";
 
 const crd = { group: GROUP, version: VERSION, plural: AGENT_DEPLOYMENT_PLURAL };
