@@ -6,6 +6,7 @@ import { FieldManager, type Subresource } from "./managed-fields.ts";
 import { newObject, scopeWrite, specOf, timestamp } from "./object-shape.ts";
 import { isObject, jsonPatch, mergePatch, strategicMergePatch } from "./patch.ts";
 import { type PodSecurityLevel, type PodTemplate, podSecurityViolations } from "./pod-security.ts";
+import { quotaRefusal } from "./resource-quota.ts";
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from "./resources.ts";
 import type { KubeObject, ObjectStore } from "./store.ts";
 
@@ -210,7 +211,21 @@ export class KubeApi {
   private admitWrite(resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions) {
     admit(resource, object, old, options.strict ?? false);
     if (options.authorize) checkOwnerReferences(this.registry, resource, object, old, options.authorize);
-    if (!old && resource.group === "" && resource.plural === "pods") this.admitPodSecurity(object);
+    if (!old && resource.group === "" && resource.plural === "pods") {
+      this.admitPodSecurity(object);
+      this.admitQuota(object);
+    }
+  }
+
+  /** ResourceQuota admission, which runs after Pod Security (it is the last validating plugin). */
+  private admitQuota(pod: KubeObject): void {
+    const namespace = pod.metadata.namespace;
+    const quotas = this.store.list(this.resource("v1", "resourcequotas"), namespace);
+    if (quotas.length === 0) return;
+    const refusal = quotaRefusal(quotas, this.store.list(this.resource("v1", "pods"), namespace), pod);
+    if (!refusal) return;
+    const message = `pods "${pod.metadata.name}" is forbidden: ${refusal}`;
+    throw new KubeError(403, "Forbidden", message, { name: pod.metadata.name, kind: "pods" });
   }
 
   /**

@@ -23,6 +23,7 @@ const MODELS: Record<string, string> = {
   "/events": "v1/Event",
   "/serviceaccounts": "v1/ServiceAccount",
   "/persistentvolumeclaims": "v1/PersistentVolumeClaim",
+  "/resourcequotas": "v1/ResourceQuota",
   "apps/deployments": "apps/v1/Deployment",
   "apps/statefulsets": "apps/v1/StatefulSet",
   "apps/replicasets": "apps/v1/ReplicaSet",

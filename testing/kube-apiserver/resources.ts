@@ -47,6 +47,7 @@ const BUILTINS: BuiltinSpec[] = [
   ["", "v1", "Pod", "pods", { status: true, generation: true, short: ["po"], all: true }],
   ["", "v1", "Event", "events", { short: ["ev"] }],
   ["", "v1", "ServiceAccount", "serviceaccounts", { short: ["sa"] }],
+  ["", "v1", "ResourceQuota", "resourcequotas", { status: true, short: ["quota"] }],
   ["", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", { status: true, short: ["pvc"] }],
   ["apps", "v1", "Deployment", "deployments", { status: true, generation: true, short: ["deploy"], all: true }],
   ["apps", "v1", "StatefulSet", "statefulsets", { status: true, generation: true, short: ["sts"], all: true }],

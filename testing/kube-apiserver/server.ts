@@ -12,9 +12,11 @@ import { coreVersions, group, groupList, resourceList, VERSION_INFO } from "./di
 import { KubeError } from "./errors.ts";
 import { GarbageCollector } from "./gc.ts";
 import { handleResource, sendJson } from "./handlers.ts";
+import { runHpaController } from "./hpa-controller.ts";
 import { groupVersionDocument, openApiIndex } from "./openapi.ts";
 import { servePodLog } from "./pod-log.ts";
 import { parseResourcePath, type ResourcePath } from "./request.ts";
+import { runQuotaController } from "./resource-quota.ts";
 import { builtinResourceTypes, crdResourceTypes, ResourceRegistry } from "./resources.ts";
 import { type KubeObject, ObjectStore } from "./store.ts";
 
@@ -182,6 +184,7 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
   const api = new KubeApi(registry, new ObjectStore(options.retainedEvents ?? 10_000));
   const stopServingCustomResources = serveCustomResources(api);
   const collector = new GarbageCollector(api);
+  const stopControllers = [runHpaController(api), runQuotaController(api)];
   for (const namespace of options.namespaces ?? ["default", "kube-system", "kube-public"]) {
     api.create(api.resource("v1", "namespaces"), undefined, { metadata: { name: namespace } });
   }
@@ -209,6 +212,7 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
     list: (apiVersion, plural, namespace) => structuredClone(api.store.list(lookup(apiVersion, plural), namespace)),
     close: async () => {
       collector.stop();
+      for (const stop of stopControllers) stop();
       stopServingCustomResources();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
