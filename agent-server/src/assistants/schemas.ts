@@ -3,6 +3,7 @@ import {
   IfExistsSchema,
   JsonObjectSchema,
   LimitSchema,
+  MetadataSchema,
   OffsetSchema,
   optional,
   SortOrderSchema,
@@ -59,7 +60,7 @@ export const AssistantCreateSchema = z
     graph_id: z.string().min(1),
     config: optional(JsonObjectSchema),
     context: optional(JsonObjectSchema),
-    metadata: optional(JsonObjectSchema),
+    metadata: optional(MetadataSchema),
     name: optional(z.string()),
     description: z.string().nullish(),
     if_exists: optional(IfExistsSchema),
@@ -71,14 +72,14 @@ export const AssistantPatchSchema = z
     graph_id: optional(z.string().min(1)),
     config: optional(JsonObjectSchema),
     context: optional(JsonObjectSchema),
-    metadata: optional(JsonObjectSchema),
+    metadata: optional(MetadataSchema),
     name: optional(z.string()),
     description: z.string().nullish(),
   })
   .register(apiSchemas, { id: "AssistantPatch" });
 
 const assistantFilterFields = {
-  metadata: optional(JsonObjectSchema),
+  metadata: optional(MetadataSchema),
   graph_id: optional(z.string()),
   name: optional(z.string()),
 };
@@ -98,7 +99,7 @@ export const AssistantSearchSchema = z
 
 export const AssistantVersionsSchema = z
   .object({
-    metadata: optional(JsonObjectSchema),
+    metadata: optional(MetadataSchema),
     limit: LimitSchema,
     offset: OffsetSchema,
   })

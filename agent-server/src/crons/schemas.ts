@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RunCreateStatefulSchema } from "../runs/schemas.ts";
-import { JsonObjectSchema, optional, TimestampSchema } from "../schemas/common.ts";
+import { JsonObjectSchema, MetadataSchema, optional, TimestampSchema } from "../schemas/common.ts";
 import { apiSchemas } from "../schemas/registry.ts";
 
 /** Request and response shapes of the cron endpoints: one zod schema per shape (validation, types, OpenAPI). */
@@ -32,7 +32,7 @@ const cronFields = {
   timezone: optional(z.string().min(1)).describe("IANA timezone the schedule is read in (default UTC)"),
   end_time: optional(TimestampSchema).describe("No run starts after this time"),
   enabled: optional(z.boolean()),
-  metadata: optional(JsonObjectSchema).describe("Stored on the cron and copied into each run's metadata"),
+  metadata: optional(MetadataSchema).describe("Stored on the cron and copied into each run's metadata"),
 };
 
 export const CronCreateSchema = RunPayloadSchema.extend({
@@ -50,7 +50,7 @@ export const CronPatchSchema = RunPayloadSchema.partial()
     timezone: cronFields.timezone,
     end_time: TimestampSchema.nullable().optional().describe("null clears it; omitted leaves it unchanged"),
     enabled: cronFields.enabled,
-    metadata: optional(JsonObjectSchema).describe("Merged into the cron's metadata"),
+    metadata: optional(MetadataSchema).describe("Merged into the cron's metadata"),
     on_run_completed: optional(OnRunCompletedSchema),
   })
   .register(apiSchemas, { id: "CronPatch" });
@@ -89,7 +89,7 @@ export const CronSortBySchema = z.enum([
 const filterFields = {
   assistant_id: optional(z.string().min(1)),
   thread_id: optional(z.uuid()),
-  metadata: optional(JsonObjectSchema),
+  metadata: optional(MetadataSchema),
 };
 
 export const CronCountSchema = z.object(filterFields).register(apiSchemas, { id: "CronCountRequest" });

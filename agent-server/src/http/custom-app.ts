@@ -1,7 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
 import { dirname } from "node:path";
-import { jsonBodyParser } from "@agentplane/common";
 import express, {
   type Request as ExpressRequest,
   type Response as ExpressResponse,
@@ -11,6 +10,7 @@ import type { ServerModule } from "../app.ts";
 import type { ServerContext } from "../context.ts";
 import { GraphLoadError, importProjectExport, type ModuleLoader } from "../graphs/load.ts";
 import { parseGraphSpec } from "../graphs/project.ts";
+import { jsonBody } from "./json-limits.ts";
 import { readHttpSection } from "./section.ts";
 
 /** Anything answering WHATWG requests: Hono, and other fetch-style frameworks. */
@@ -180,7 +180,7 @@ function fetchAppHandler(app: FetchApp, bodyLimit: string): RequestHandler {
 function asMiddleware(exported: unknown, bodyLimit: string): RequestHandler[] | undefined {
   if (isFetchApp(exported)) return [fetchAppHandler(exported, bodyLimit)];
   // Express apps see parsed JSON bodies, as the API's routes do.
-  if (isExpressHandler(exported)) return [jsonBodyParser(bodyLimit), exported];
+  if (isExpressHandler(exported)) return [jsonBody(bodyLimit), exported];
   return undefined;
 }
 

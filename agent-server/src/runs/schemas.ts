@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MetadataSchema } from "../schemas/common.ts";
 import { apiSchemas } from "../schemas/registry.ts";
 
 /** Request and response shapes of the run endpoints: one zod schema per shape (validation, types, OpenAPI). */
@@ -76,7 +77,7 @@ const runCreateFields = {
   assistant_id: z.string().min(1).describe("Assistant uuid or graph id"),
   input: z.unknown().optional(),
   command: CommandSchema.nullish(),
-  metadata: JsonObjectSchema.nullish(),
+  metadata: MetadataSchema.nullish(),
   config: RunConfigSchema.nullish(),
   context: JsonObjectSchema.nullish(),
   webhook: WebhookSchema.nullish(),

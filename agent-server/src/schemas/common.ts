@@ -3,6 +3,43 @@ import { z } from "zod";
 /** Any JSON object (not an array, not null). */
 export const JsonObjectSchema = z.record(z.string(), z.unknown());
 
+/** Most keys in a metadata object a request sends (each top-level key can become a Redis index key). */
+export const METADATA_MAX_KEYS = 128;
+/** Longest metadata key, in characters. */
+export const METADATA_MAX_KEY_LENGTH = 256;
+
+/**
+ * Metadata in a request (to store, merge or filter by): a JSON object of at most
+ * METADATA_MAX_KEYS keys of at most METADATA_MAX_KEY_LENGTH characters. Stored metadata is
+ * indexed per top-level key, so its width is bounded where it comes in.
+ */
+export const MetadataSchema = JsonObjectSchema.superRefine((metadata, ctx) => {
+  const keys = Object.keys(metadata);
+  if (keys.length > METADATA_MAX_KEYS) {
+    ctx.addIssue({
+      code: "too_big",
+      origin: "object",
+      maximum: METADATA_MAX_KEYS,
+      inclusive: true,
+      input: metadata,
+      message: `metadata must have at most ${METADATA_MAX_KEYS} keys`,
+    });
+  }
+  for (const key of keys) {
+    if (key.length <= METADATA_MAX_KEY_LENGTH) continue;
+    ctx.addIssue({
+      code: "too_big",
+      origin: "string",
+      maximum: METADATA_MAX_KEY_LENGTH,
+      inclusive: true,
+      input: key,
+      path: [key],
+      message: `metadata keys must be at most ${METADATA_MAX_KEY_LENGTH} characters long`,
+    });
+    break;
+  }
+});
+
 /**
  * An optional field that also accepts an explicit `null` (the Python SDK sends `None` for
  * unset fields) and hands the handler `undefined` for both. Documented as the plain optional

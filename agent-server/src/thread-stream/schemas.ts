@@ -1,6 +1,7 @@
 import { isSupportedChannel } from "@langchain/langgraph/stream";
 import { z } from "zod";
 import { MultitaskStrategySchema, RunCreateStatefulSchema } from "../runs/schemas.ts";
+import { MetadataSchema } from "../schemas/common.ts";
 import { apiSchemas } from "../schemas/registry.ts";
 
 /** Request shapes of the thread-centric protocol (SDK ≥ 1.13 `client.threads.stream`). */
@@ -62,7 +63,7 @@ const ResumeFields = {
   update: z.union([z.record(z.string(), z.unknown()), z.array(z.tuple([z.string(), z.unknown()]))]).optional(),
   goto: z.union([z.string(), SendSchema, z.array(z.union([z.string(), SendSchema]))]).optional(),
   config: z.record(z.string(), z.unknown()).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: MetadataSchema.optional(),
 };
 
 const ResponseEntrySchema = z.object({
@@ -93,7 +94,7 @@ export const StateForkParamsSchema = z.object({
   checkpoint_id: z.string().min(1),
   input: z.unknown().optional(),
   config: z.record(z.string(), z.unknown()).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: MetadataSchema.optional(),
 });
 
 /**

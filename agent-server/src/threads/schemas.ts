@@ -4,6 +4,7 @@ import {
   IfExistsSchema,
   JsonObjectSchema,
   LimitSchema,
+  MetadataSchema,
   OffsetSchema,
   optional,
   SortOrderSchema,
@@ -61,7 +62,7 @@ export type Superstep = z.output<typeof SuperstepSchema>;
 export const ThreadCreateSchema = z
   .object({
     thread_id: optional(z.uuid()),
-    metadata: optional(JsonObjectSchema),
+    metadata: optional(MetadataSchema),
     if_exists: optional(IfExistsSchema),
     supersteps: optional(z.array(SuperstepSchema)),
     ttl: optional(ThreadTtlSchema),
@@ -70,7 +71,7 @@ export const ThreadCreateSchema = z
 
 export const ThreadPatchSchema = z
   .object({
-    metadata: optional(JsonObjectSchema),
+    metadata: optional(MetadataSchema),
     ttl: ThreadTtlSchema.nullable().optional().describe("A new TTL, counted from now; null removes the thread's TTL"),
   })
   .register(apiSchemas, { id: "ThreadPatch" });
@@ -81,7 +82,7 @@ export const ThreadGetQuerySchema = z.object({
 
 const threadFilterFields = {
   ids: optional(z.array(z.uuid()).max(1000)),
-  metadata: optional(JsonObjectSchema),
+  metadata: optional(MetadataSchema),
   values: optional(JsonObjectSchema),
   status: optional(ThreadStatusSchema),
 };
