@@ -1,5 +1,5 @@
 import { hashApiKey } from "@agentplane/common";
-import { CLEANUP_FINALIZER, deploymentApiKeysSecretName, revisionSecretName } from "@agentplane/crds";
+import { deploymentApiKeysSecretName, revisionSecretName } from "@agentplane/crds";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../../../testing/redis-server.ts";
 import { startControlPlane } from "../app.ts";

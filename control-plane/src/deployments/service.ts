@@ -1,33 +1,22 @@
 import { randomUUID } from "node:crypto";
-import {
-  badRequest,
-  conflict,
-  HttpError,
-  type Logger,
-  notFound,
-  toValidationIssues,
-  type ValidationIssue,
-} from "@agentplane/common";
+import { badRequest, conflict, HttpError, type Logger, notFound } from "@agentplane/common";
 import {
   type AgentDeployment,
   type AgentDeploymentSpec,
   type AgentRevision,
-  isReservedEnvName,
-  type RevisionTemplate,
   revisionSecretName,
-  sharedWithWorkspace,
 } from "@agentplane/crds";
 import { isNotFound, retryOnConflict } from "../kube/errors.ts";
 import type { ListenerService } from "../listeners/service.ts";
 import { buildAgentRevision, revisionStatus, toRevisionResponse } from "../revisions/mapping.ts";
 import type { Revision } from "../revisions/schemas.ts";
 import type { RevisionStore } from "../revisions/store.ts";
+import { bulkDeleteResult } from "./bulk-delete.ts";
 import {
   ANNOTATION_UPDATED_AT,
   buildAgentDeployment,
   createsRevision,
   deploymentStatus,
-  fromResources,
   immutableFieldChange,
   newestFirst,
   patchedSpec,
@@ -37,18 +26,17 @@ import {
   toDeploymentResponse,
   withApiKeysSecret,
 } from "./mapping.ts";
-import { notSharedIssue, referencedObjects } from "./pod-references.ts";
 import {
   type BulkDeleteResponse,
   type Deployment,
   type DeploymentCreateRequest,
   type DeploymentListQuery,
   type DeploymentPatchRequest,
-  ResourceSpec,
   type RevisionCreateRequest,
   type Secret,
 } from "./schemas.ts";
 import type { DeploymentStore } from "./store.ts";
+import { checkReferences, checkTemplate } from "./template-checks.ts";
 
 const deploymentNotFound = (id: string) => notFound(`Deployment ID ${id} not found.`);
 const nameTaken = (name: string) => conflict(`A deployment named '${name}' already exists.`);
@@ -180,7 +168,7 @@ export class DeploymentService {
       },
     });
     // Everything that can refuse the request is checked before the first write.
-    await this.checkReferences(tenantId, namespace, desired.spec.template);
+    await checkReferences(this.deployments, tenantId, namespace, desired.spec.template);
     await this.deployments.ensureTenantNamespace(namespace, tenantId);
     // The revision is owned by the deployment, so the deployment comes first (it names the revision
     // from the start; a failure below removes both).
@@ -206,32 +194,6 @@ export class DeploymentService {
     }
     if (apiKeyHashes.length === 0) this.warnOpen(tenantId, id);
     return toDeploymentResponse(created, request.secrets);
-  }
-
-  /**
-   * Refuses (422, naming each field) a template that refers to a Secret, ConfigMap or ServiceAccount
-   * an administrator has not shared with the workspace. Absent objects are refused alike, so that the
-   * answer tells nothing about other tenants' objects.
-   */
-  private async checkReferences(tenantId: string, namespace: string, template: RevisionTemplate): Promise<void> {
-    const refs = referencedObjects(template.resources, template.secretReferences);
-    const lookups = new Map<string, Promise<boolean>>();
-    const shared = (kind: string, name: string, read: () => Promise<Record<string, string> | undefined>) => {
-      const key = `${kind}/${name}`;
-      let lookup = lookups.get(key);
-      if (!lookup) {
-        lookup = read().then((annotations) => sharedWithWorkspace(annotations, tenantId));
-        lookups.set(key, lookup);
-      }
-      return lookup;
-    };
-    const verdicts = await Promise.all(
-      refs.map((ref) =>
-        shared(ref.kind, ref.name, () => this.deployments.referencedAnnotations(ref.kind, namespace, ref.name)),
-      ),
-    );
-    const issues = refs.filter((_, index) => !verdicts[index]).map(notSharedIssue);
-    if (issues.length > 0) throw new HttpError(422, issues);
   }
 
   /** Best-effort removal of a half-created deployment, so a failed create leaves nothing behind. */
@@ -316,7 +278,7 @@ export class DeploymentService {
         await discardPrepared();
         let spec = patchedSpec(base.spec, change, options.customUrl, undefined);
         const secrets = change.secrets ?? (await this.deployments.readSecrets(base));
-        await this.checkTemplate(tenantId, base.metadata.namespace ?? "", spec.template, secrets);
+        await checkTemplate(this.deployments, tenantId, base.metadata.namespace ?? "", spec.template, secrets);
         if (hasApiKeys && !apiKeysWritten) {
           await this.deployments.writeApiKeysSecret(base, apiKeyHashes);
           apiKeysWritten = true;
@@ -350,50 +312,6 @@ export class DeploymentService {
       await discardPrepared().catch(() => undefined);
       throw error;
     }
-  }
-
-  /**
-   * The whole template a new revision would run, checked again: what a PATCH leaves unchanged was
-   * accepted by an older version of these rules (or written around the API), and carrying it into a
-   * new revision is refused just like sending it.
-   */
-  private async checkTemplate(
-    tenantId: string,
-    namespace: string,
-    template: RevisionTemplate,
-    secrets: Secret[],
-  ): Promise<void> {
-    const issues: ValidationIssue[] = [];
-    const resourceSpec = fromResources(template.resources);
-    const parsed = ResourceSpec.safeParse(resourceSpec ?? {});
-    if (!parsed.success) {
-      issues.push(
-        ...toValidationIssues(parsed.error, "body", resourceSpec).map((issue) => ({
-          ...issue,
-          loc: ["body", "source_config", "resource_spec", ...issue.loc.slice(1)],
-        })),
-      );
-    }
-    secrets.forEach((secret, index) => {
-      if (isReservedEnvName(secret.name)) {
-        issues.push({
-          loc: ["body", "secrets", index, "name"],
-          msg: "is reserved for the platform",
-          type: "value_error",
-        });
-      }
-    });
-    (template.secretReferences ?? []).forEach((ref, index) => {
-      if (isReservedEnvName(ref.name)) {
-        issues.push({
-          loc: ["body", "secret_references", index, "name"],
-          msg: "is reserved for the platform",
-          type: "value_error",
-        });
-      }
-    });
-    if (issues.length > 0) throw new HttpError(422, issues);
-    await this.checkReferences(tenantId, namespace, template);
   }
 
   /** Writes the next revision of `base` (running `spec`) and its Secret; nothing points at them yet. */
@@ -465,20 +383,7 @@ export class DeploymentService {
     );
     // Deletion is idempotent: after a cluster failure the client repeats the whole call.
     if (unexpected) throw unexpected.reason;
-    const body: BulkDeleteResponse = { deleted: [], failed: [] };
-    outcomes.forEach((outcome, index) => {
-      const id = unique[index] ?? "";
-      if (outcome.status === "fulfilled") body.deleted.push(id);
-      else {
-        const error = outcome.reason as HttpError;
-        const detail = typeof error.detail === "string" ? error.detail : error.message;
-        body.failed.push({ deployment_id: id, status: error.status, detail });
-      }
-    });
-    if (body.deleted.length === 0 && body.failed.every((failure) => failure.status === 404)) {
-      throw notFound(`Deployment IDs ${unique.join(", ")} not found.`);
-    }
-    return { status: body.failed.length === 0 ? 200 : 207, body };
+    return bulkDeleteResult(unique, outcomes);
   }
 
   async listRevisions(tenantId: string, id: string, statuses: string[] | undefined): Promise<AgentRevision[]> {

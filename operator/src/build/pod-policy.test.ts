@@ -1,4 +1,4 @@
-import type { AgentDeployment, AgentRevision, Resources, RevisionTemplate } from "@agentplane/crds";
+import type { AgentDeployment, AgentRevision } from "@agentplane/crds";
 import { describe, expect, it } from "vitest";
 import { restrictedViolations } from "../../../testing/kube-apiserver/pod-security.ts";
 import { ATTACKS, type Attack, OWN_SECRET, sidecar } from "../testing/attacks.ts";
