@@ -3,7 +3,6 @@ import {
   createJsonApp,
   docsRouter,
   errorHandler,
-  jsonBodyParser,
   mountRoutes,
   notFoundHandler,
 } from "@agentplane/common";
@@ -11,8 +10,10 @@ import type { ErrorRequestHandler, Express, RequestHandler } from "express";
 import type { ServerContext } from "./context.ts";
 import { apiKeyAuth } from "./http/auth.ts";
 import { cors, corsSettings } from "./http/cors.ts";
+import { jsonBody, jsonQueryLimits } from "./http/json-limits.ts";
 import type { Loopback } from "./http/loopback.ts";
 import { builtinRouteEnabled, readHttpSection } from "./http/section.ts";
+import { storageUnavailableHandler } from "./storage/unavailable.ts";
 import { systemRoutes } from "./system/routes.ts";
 
 /**
@@ -42,8 +43,8 @@ export interface AgentApp {
 /**
  * Assembles the HTTP app: CORS (env and `langgraph.json` `http.cors`), observers, API-key auth
  * (which lets the server's own `loopback` requests through), the modules' middleware, JSON body
- * parsing, docs and routes (without those the `http.disable_*` options remove), JSON 404/error
- * handling.
+ * parsing within the depth and width limits, docs and routes (without those the `http.disable_*`
+ * options remove), JSON 404/error handling (an unavailable Redis is a 503).
  */
 export function createApp(ctx: ServerContext, modules: ServerModule[], loopback: Loopback): AgentApp {
   const http = readHttpSection(ctx.config.configPath);
@@ -59,11 +60,12 @@ export function createApp(ctx: ServerContext, modules: ServerModule[], loopback:
   const keys = ctx.config.apiKeyHashes;
   app.use(apiKeyAuth(keys.length > 0 ? [...keys, loopback.keyHash] : keys, ctx.logger));
   for (const module of modules) for (const handler of module.middleware?.(ctx) ?? []) app.use(handler);
-  app.use(jsonBodyParser(ctx.config.bodyLimit));
+  app.use(jsonBody(ctx.config.bodyLimit), jsonQueryLimits());
   app.use(docsRouter("agentplane Agent Server"));
   mountRoutes(app, routes);
   app.use(notFoundHandler);
   for (const { error } of observers) if (error) app.use(error);
+  app.use(storageUnavailableHandler);
   app.use(errorHandler(ctx.logger));
   return { app, routes };
 }
