@@ -20,6 +20,7 @@ import {
   type ThreadKeys,
   threadKeys,
 } from "./redis-index.ts";
+import { indexPage } from "./redis-page.ts";
 
 /** Intersections up to this size are computed whole… */
 const SMALL_INTERSECTION = 2000;
@@ -180,6 +181,10 @@ export class RedisThreadStore implements ThreadStore {
     // Indexes already in the requested order: the status one, and metadata ones (creation order).
     const ordered = filters.filter((key, i) => (filter.status && i === 0) || sortBy === "created_at");
     const drivers = ordered.length > 0 ? ordered : [this.keys.sort(sortBy)];
+    const [only] = drivers;
+    if (paging && only && drivers.length === 1 && filters.every((key) => key === only)) {
+      return indexPage(this.client, only, this.keys.record(""), paging);
+    }
     const sizes = await Promise.all(drivers.map((key) => this.client.zCard(key)));
     const smallest = sizes.indexOf(Math.min(...sizes));
     const driver = drivers[smallest] as string;
