@@ -9,6 +9,7 @@ import {
 import type { ErrorRequestHandler, Express, RequestHandler } from "express";
 import type { ServerContext } from "./context.ts";
 import { apiKeyAuth } from "./http/auth.ts";
+import { configurableHeaders } from "./http/configurable-headers.ts";
 import { cors, corsSettings } from "./http/cors.ts";
 import { jsonBody, jsonQueryLimits } from "./http/json-limits.ts";
 import type { Loopback } from "./http/loopback.ts";
@@ -60,7 +61,7 @@ export function createApp(ctx: ServerContext, modules: ServerModule[], loopback:
   const keys = ctx.config.apiKeyHashes;
   app.use(apiKeyAuth(keys.length > 0 ? [...keys, loopback.keyHash] : keys, ctx.logger));
   for (const module of modules) for (const handler of module.middleware?.(ctx) ?? []) app.use(handler);
-  app.use(jsonBody(ctx.config.bodyLimit), jsonQueryLimits());
+  app.use(jsonBody(ctx.config.bodyLimit), jsonQueryLimits(), configurableHeaders(http.configurable_headers));
   app.use(docsRouter("agentplane Agent Server"));
   mountRoutes(app, routes);
   app.use(notFoundHandler);

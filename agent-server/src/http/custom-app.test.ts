@@ -125,7 +125,8 @@ describe("bad http.app and http options stop the start with a clear message", ()
 
   it.each([
     [{ mount_prefix: "/api" }, /http.mount_prefix is not supported by this server \(serve the API under a path prefix/],
-    [{ configurable_headers: { include: ["x-user"] } }, /http.configurable_headers is not supported by this server/],
+    [{ configurable_headers: { includes: "x-user" } }, /http.configurable_headers.includes/],
+    [{ configurable_headers: { request: {} } }, /http.configurable_headers/],
     [{ enable_custom_route_auth: true }, /http.enable_custom_route_auth is not supported/],
     [{ disable_runs: "yes" }, /http.disable_runs/],
     [{ cors: { allow_origin_regex: "(" } }, /http.cors.allow_origin_regex is not a valid regular expression/],

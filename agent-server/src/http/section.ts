@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { readProjectSection } from "../graphs/project.ts";
+import { ConfigurableHeadersSection } from "./configurable-headers.ts";
 
 const CorsSection = z.strictObject({
   allow_origins: z.array(z.string().min(1)).optional(),
@@ -25,6 +26,7 @@ const CorsSection = z.strictObject({
 const KNOWN_KEYS = new Set([
   "app",
   "cors",
+  "configurable_headers",
   "disable_assistants",
   "disable_threads",
   "disable_runs",
@@ -37,7 +39,6 @@ const KNOWN_KEYS = new Set([
 /** Options of other LangGraph servers this one does not implement, and what to do instead. */
 const UNSUPPORTED_HINTS: Record<string, string> = {
   mount_prefix: "serve the API under a path prefix with your ingress or reverse proxy",
-  configurable_headers: "pass values to runs in config.configurable or context",
   enable_custom_route_auth: "custom routes always sit behind the API-key check",
   disable_ui: "generative UI is configured by the ui section",
   disable_webhooks: "leave webhook out of run requests",
@@ -53,6 +54,7 @@ const HttpSection = z
   .object({
     app: z.string().min(1).optional(),
     cors: CorsSection.optional(),
+    configurable_headers: ConfigurableHeadersSection.optional(),
     disable_assistants: z.boolean().optional(),
     disable_threads: z.boolean().optional(),
     disable_runs: z.boolean().optional(),

@@ -45,7 +45,8 @@ describe("buildRun", () => {
         runId: "r1",
         temporary: false,
         now: "2026-01-02T00:00:00.000Z",
-        headers: { "x-request-id": "abc", "x-api-key": "secret", authorization: "Bearer secret", "user-agent": "sdk" },
+        // Already filtered by http.configurable_headers; only single values are forwarded.
+        headers: { "x-request-id": "abc", "user-agent": "sdk", "x-list": ["a", "b"] },
       },
     );
     expect(run.kwargs.config.configurable).toEqual({

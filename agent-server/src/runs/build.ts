@@ -4,19 +4,11 @@ import type { Run, RunCreateStateful } from "./schemas.ts";
 
 export type RunCreate = RunCreateStateful & { on_completion?: "delete" | "keep" };
 
-/** Request headers forwarded into `configurable` (as LangGraph servers do), minus credentials. */
-const forwardedHeaders = (headers: IncomingHttpHeaders): JsonObject => {
-  const forwarded: JsonObject = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== "string") continue;
-    if (
-      name === "user-agent" ||
-      (name.startsWith("x-") && !["x-api-key", "x-tenant-id", "x-service-key"].includes(name))
-    ) {
-      forwarded[name] = value;
-    }
-  }
-  return forwarded;
+/** The single-valued headers among those `http.configurable_headers` let through (`forwardedHeaders`). */
+const headerValues = (headers: IncomingHttpHeaders): JsonObject => {
+  const values: JsonObject = {};
+  for (const [name, value] of Object.entries(headers)) if (typeof value === "string") values[name] = value;
+  return values;
 };
 
 export const objectOr = (value: unknown): JsonObject =>
@@ -27,7 +19,14 @@ export function buildRun(
   payload: RunCreate,
   assistant: Assistant,
   thread: Thread,
-  options: { runId: string; temporary: boolean; headers: IncomingHttpHeaders; now: string; protocol?: boolean },
+  options: {
+    runId: string;
+    temporary: boolean;
+    /** The request headers the run may see: already filtered by `http.configurable_headers`. */
+    headers: IncomingHttpHeaders;
+    now: string;
+    protocol?: boolean;
+  },
 ): Run {
   const checkpoint: JsonObject = {};
   if (payload.checkpoint) Object.assign(checkpoint, payload.checkpoint);
@@ -37,7 +36,7 @@ export function buildRun(
     ...objectOr(assistant.config.configurable),
     ...objectOr(thread.config.configurable),
     ...objectOr(payload.config?.configurable),
-    ...forwardedHeaders(options.headers),
+    ...headerValues(options.headers),
     ...checkpoint,
     run_id: options.runId,
     thread_id: thread.thread_id,

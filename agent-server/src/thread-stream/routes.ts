@@ -2,6 +2,7 @@ import { type AnyRoute, defineRoute, HttpError, type Logger } from "@agentplane/
 import { z } from "zod";
 import type { ServerModule } from "../app.ts";
 import { requestAuth } from "../custom-auth/module.ts";
+import { forwardedHeaders } from "../http/configurable-headers.ts";
 import type { RunService } from "../runs/service.ts";
 import type { RunEventLog } from "../stream/event-log.ts";
 import type { ThreadService } from "../threads/service.ts";
@@ -43,7 +44,12 @@ export function threadStreamRoutes(
       response: CommandResponseSchema,
       errors: [404, 409],
       handler: async ({ params, body, req, res }) => {
-        const { status, body: answer } = await protocol.handle(params.thread_id, body, req.headers, requestAuth(req));
+        const { status, body: answer } = await protocol.handle(
+          params.thread_id,
+          body,
+          forwardedHeaders(req),
+          requestAuth(req),
+        );
         res.status(status).json(answer);
       },
     }),

@@ -7,6 +7,7 @@ import { type RawData, WebSocket, WebSocketServer } from "ws";
 import { z } from "zod";
 import type { RequestAuth } from "../custom-auth/authorize.ts";
 import { requestAuth } from "../custom-auth/module.ts";
+import { forwardedHeaders } from "../http/configurable-headers.ts";
 import type { RunService } from "../runs/service.ts";
 import type { RunEventLog } from "../stream/event-log.ts";
 import type { ThreadService } from "../threads/service.ts";
@@ -354,7 +355,7 @@ export class ProtocolSockets {
         const auth = requestAuth(req);
         res.detachSocket(upgrade.socket as Socket);
         this.#server.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => {
-          const socket = new ProtocolSocket(ws, threadId, req.headers, auth, this.#deps);
+          const socket = new ProtocolSocket(ws, threadId, forwardedHeaders(req), auth, this.#deps);
           const forget = upgrade.onShutdown(() => socket.close(CLOSE.goingAway, "server shutting down"));
           this.#open.add(socket);
           this.#schedulePings();

@@ -2,6 +2,7 @@ import type { Logger } from "@agentplane/common";
 import type { Request, Response } from "express";
 import type { z } from "zod";
 import { requestAuth } from "../../custom-auth/module.ts";
+import { forwardedHeaders } from "../../http/configurable-headers.ts";
 import type { RunCreate } from "../build.ts";
 import type { JoinStreamQuerySchema, Run } from "../schemas.ts";
 import type { RunService } from "../service.ts";
@@ -26,12 +27,12 @@ export function runHandlers(
   { heartbeatMs, stallMs, logger }: { heartbeatMs: number; stallMs: number; logger: Logger },
 ) {
   const create = async (threadId: string | undefined, body: RunCreate, req: Request, res: Response) => {
-    const run = await service.create(threadId, body, req.headers, { auth: requestAuth(req) });
+    const run = await service.create(threadId, body, forwardedHeaders(req), { auth: requestAuth(req) });
     res.setHeader("Content-Location", runLocation(run, threadId === undefined));
     return run;
   };
   const stream = async (threadId: string | undefined, body: RunCreate, req: Request, res: Response) => {
-    const run = await service.create(threadId, body, req.headers, { auth: requestAuth(req) });
+    const run = await service.create(threadId, body, forwardedHeaders(req), { auth: requestAuth(req) });
     const headers: Record<string, string> = { "Content-Location": runLocation(run, threadId === undefined) };
     if (run.kwargs.resumable) headers.Location = `${runLocation(run, threadId === undefined)}/stream`;
     await respondWithStream(service, res, run, {
@@ -44,7 +45,7 @@ export function runHandlers(
     });
   };
   const wait = async (threadId: string | undefined, body: RunCreate, req: Request, res: Response) => {
-    const run = await service.create(threadId, body, req.headers, { auth: requestAuth(req) });
+    const run = await service.create(threadId, body, forwardedHeaders(req), { auth: requestAuth(req) });
     await respondWithOutcome(service, res, run, {
       headers: { "Content-Location": runLocation(run, threadId === undefined) },
       cancelOnDisconnect: body.on_disconnect === "cancel",

@@ -1,6 +1,7 @@
 import { type AnyRoute, defineRoute } from "@agentplane/common";
 import { z } from "zod";
 import { requestAuth } from "../../custom-auth/module.ts";
+import { forwardedHeaders } from "../../http/configurable-headers.ts";
 import {
   JoinStreamQuerySchema,
   type Run,
@@ -62,7 +63,7 @@ export function statelessRunRoutes(service: RunService, { create, stream, wait, 
       handler: async ({ body, req }) => {
         const runs: Run[] = [];
         for (const payload of body) {
-          runs.push(await service.create(undefined, payload, req.headers, { auth: requestAuth(req) }));
+          runs.push(await service.create(undefined, payload, forwardedHeaders(req), { auth: requestAuth(req) }));
         }
         return runs;
       },
