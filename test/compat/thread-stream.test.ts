@@ -62,20 +62,65 @@ function withoutToolMessageId<E extends { method: string; params: { data: unknow
 
 const ignoreKeys = { timestamp: "each server stamps events with its own clock" };
 
+const CHAT_INPUT = { input: { messages: [{ role: "user", content: "weather?" }] } };
+
+/**
+ * A fetch that holds back the SDK's second SSE stream, the one it rotates to when a subscription
+ * wants more channels than the stream `run.start` opened, until that first stream has delivered
+ * the run's end: the window in which a run that ends before the client's rotation finishes has
+ * its terminal event fanned out to the new subscription before any of its own events.
+ */
+function delayingRotation(): typeof fetch {
+  let ended: () => void = () => undefined;
+  const firstStreamEnded = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
+  let streams = 0;
+  return async (input, init) => {
+    if (!String(input).endsWith("/stream/events")) return fetch(input, init);
+    streams += 1;
+    if (streams > 1) {
+      await firstStreamEnded;
+      // One macrotask more: the SDK fans the terminal event out before the rotation resumes.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return fetch(input, init);
+    }
+    const response = await fetch(input, init);
+    const decoder = new TextDecoder();
+    let seen = "";
+    const watched = (response.body as ReadableStream<Uint8Array>).pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen = (seen + decoder.decode(chunk, { stream: true })).slice(-200);
+          if (/"event":"(completed|interrupted|failed)"/.test(seen)) ended();
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(watched, { status: response.status, headers: response.headers });
+  };
+}
+
 for (const transport of ["sse", "websocket"] as const) {
   describe(`thread stream over ${transport}, ${sdk.name} ${sdk.version}`, () => {
-    const open = (client: unknown, assistantId: string) =>
-      (client as InstanceType<typeof latest.Client>).threads.stream(randomUUID(), { assistantId, transport });
+    const open = (client: unknown, assistantId: string, threadId = randomUUID(), fetchImpl?: typeof fetch) =>
+      (client as InstanceType<typeof latest.Client>).threads.stream(threadId, {
+        assistantId,
+        transport,
+        ...(fetchImpl && { fetch: fetchImpl }),
+      } as never);
 
-    // Over SSE our stream sometimes lacks the subgraph's `messages` events when it opens while the
-    // run is already going (about one run in five here; the socket and a stream opened before the
-    // run are exact). A known defect, tracked in issue #18; compared over the socket until fixed.
+    // Over SSE the SDK opens a stream at run.start and rotates to a wider one for a later
+    // subscription; a run that ends before the rotation reaches that subscription through the
+    // first stream only (see the race below), on either server. The socket has no rotation. A
+    // stream open during the run is not compared: the reference's live SSE events sometimes carry
+    // state messages in LangChain's serialised form instead of the protocol's (docs/compatibility.md).
     it.runIf(transport === "websocket")("sends the same events for a run with a tool call and tokens", async () => {
       const { ours } = await servers.compare(
         sdk,
         async ({ client, server }) => {
           const thread = open(client, "chat");
-          await thread.run.start({ input: { messages: [{ role: "user", content: "weather?" }] } });
+          await thread.run.start(CHAT_INPUT);
           const events = await sequence(thread, server);
           await thread.close();
           return events;
@@ -86,6 +131,46 @@ for (const transport of ["sse", "websocket"] as const) {
         expect.arrayContaining(["lifecycle", "messages", "tools", "values", "updates"]),
       );
     });
+
+    it.runIf(transport === "sse")("replays the same events to a subscription opened after the run", async () => {
+      const { ours } = await servers.compare(
+        sdk,
+        async ({ client, server }) => {
+          const thread = open(client, "chat");
+          await thread.run.start(CHAT_INPUT);
+          await thread.output;
+          const events = await sequence(thread, server);
+          await thread.close();
+          return events;
+        },
+        { ignoreKeys },
+      );
+      expect((ours as { method: string }[]).map((event) => event.method)).toEqual(
+        expect.arrayContaining(["lifecycle", "messages", "tools", "values", "updates"]),
+      );
+    });
+
+    // The SDK's rotation race, made certain: the wider stream opens only after the first one
+    // delivered the run's end. Both servers then give the subscription the first stream's
+    // channels only: the gap is the SDK's, not a stream's (docs/compatibility.md).
+    it.runIf(transport === "sse")(
+      "gives a subscription the same events when the SDK's rotated stream opens after the run",
+      async () => {
+        const { ours } = await servers.compare(
+          sdk,
+          async ({ client, server }) => {
+            const thread = open(client, "chat", randomUUID(), delayingRotation());
+            await thread.run.start(CHAT_INPUT);
+            const events = await sequence(thread, server);
+            await thread.close();
+            return events;
+          },
+          { ignoreKeys },
+        );
+        const methods = new Set((ours as { method: string }[]).map((event) => event.method));
+        expect([...methods].sort()).toEqual(["lifecycle", "values"]);
+      },
+    );
 
     // Over SSE the reference's sequence for this graph has artifacts of its own (a subgraph
     // `values` event with the namespace `[undefined]`), so it is compared over the socket only.
