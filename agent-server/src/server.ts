@@ -56,8 +56,9 @@ export function defaultModules(
     customAppModule(),
     assistants,
     { name: "graphs", routes: () => graphRoutes(assistants.service()), start: registerDefaultAssistants },
-    threads,
+    // Runs before threads, so they stop after it: the TTL sweeper deletes threads with their runs.
     runs,
+    threads,
     cronsModule(runs.service, {
       ...options.crons,
       onError: metrics.redisErrorCounter("crons"),

@@ -2,6 +2,9 @@ import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ServerModule } from "../app.ts";
 import type { ServerContext } from "../context.ts";
 import type { RunEventLog } from "../stream/event-log.ts";
+import { MemoryThreadStore } from "../threads/memory-store.ts";
+import { runQueuePrefix, threadKeys } from "../threads/redis-index.ts";
+import { ThreadService } from "../threads/service.ts";
 import { runRoutes } from "./http/thread-routes.ts";
 import { createRedisRunBackend, type RunBackend } from "./queue/backend.ts";
 import { createMemoryRunBackend } from "./queue/memory-backend.ts";
@@ -29,9 +32,15 @@ function openBackend(ctx: ServerContext): Promise<RunBackend> | RunBackend {
   const { storage } = ctx.config;
   if (storage.kind === "redis") {
     // Its own connection: sharing the storage one was no faster in `make bench` (within its noise).
-    return createRedisRunBackend({ url: storage.url, prefix: `${storage.prefix}runs:`, logger: ctx.logger });
+    return createRedisRunBackend({
+      url: storage.url,
+      prefix: runQueuePrefix(storage.prefix),
+      threadKey: threadKeys(storage.prefix).record,
+      logger: ctx.logger,
+    });
   }
-  return createMemoryRunBackend();
+  const { threads } = ctx.storage;
+  return createMemoryRunBackend(threads instanceof MemoryThreadStore ? threads : undefined);
 }
 
 /**
@@ -55,7 +64,10 @@ export function runsModule(options: RunsModuleOptions = {}): RunsModule {
     settings,
     async start(ctx) {
       const backend = await openBackend(ctx);
+      // The runs' view of their threads; a thread deleted through it takes its runs along.
+      const threads = new ThreadService(ctx, { onDelete: (threadId) => service().deleteThreadRuns(threadId) });
       const pool = new RunWorkerPool(ctx, backend, {
+        threads,
         concurrency: ctx.config.nWorkers,
         leaseMs: settings.leaseMs,
         maxAttempts: settings.maxAttempts,
@@ -64,7 +76,7 @@ export function runsModule(options: RunsModuleOptions = {}): RunsModule {
         onExecuted: options.onRunExecuted,
       });
       await pool.start();
-      started = { backend, pool, service: new RunService(ctx, backend, pool) };
+      started = { backend, pool, service: new RunService(ctx, backend, threads, pool) };
     },
     routes: (ctx) =>
       runRoutes(service(), { heartbeatMs: settings.heartbeatMs, stallMs: settings.stallMs, logger: ctx.logger }),

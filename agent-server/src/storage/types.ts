@@ -159,6 +159,11 @@ export interface ThreadSearch extends ThreadFilter {
 /** Fields the server itself maintains as runs progress (status, values, …). */
 export interface ThreadUpdate {
   metadata?: JsonObject;
+  /**
+   * The status once no run of the thread is pending or running (a run's outcome); while one is,
+   * the store writes `busy` whatever this says, checked in the same atomic step as the write.
+   * Absent: the status stays as it is (or becomes `busy`).
+   */
   status?: ThreadStatus;
   values?: JsonObject | null;
   interrupts?: Record<string, Interrupt[]>;
@@ -174,6 +179,17 @@ export interface ThreadUpdate {
   ttl_applied?: boolean;
 }
 
+/** A run's worker as it writes: its lease is the run's attempt while the run holds its thread's lock. */
+export interface RunFence {
+  runId: string;
+  attempt: number;
+}
+
+/**
+ * Every thread write derives `status` from the thread's runs in the same atomic step (`busy`
+ * exactly while one is pending or running), so no writer can put `idle` over a run that just
+ * started: see docs/design/thread-lifecycle.md.
+ */
 export interface ThreadStore {
   create(input: ThreadCreate): Promise<Thread>;
   get(threadId: string): Promise<Thread | undefined>;
@@ -183,11 +199,21 @@ export interface ThreadStore {
    * update reads the stored record and applies to that.
    */
   update(threadId: string, update: ThreadUpdate, current?: Thread): Promise<Thread | undefined>;
+  /**
+   * `update` by the worker of `fence.runId`: written only while that attempt still holds the
+   * thread's lock (`lease-lost` otherwise), and that run no longer counts as in flight (it is ending).
+   */
+  updateByRun(
+    threadId: string,
+    update: ThreadUpdate,
+    fence: RunFence,
+    current?: Thread,
+  ): Promise<Thread | "missing" | "lease-lost">;
   delete(threadId: string): Promise<boolean>;
   /**
    * `update` and `delete` that act only while the stored record is still `expected` (as read),
    * for work that must not touch a thread written meanwhile (TTL sweeps); undefined / false when
-   * it changed or is gone.
+   * it changed or is gone. `deleteIfUnchanged` also leaves a thread with a run in flight alone.
    */
   updateIfUnchanged(expected: Thread, update: ThreadUpdate): Promise<Thread | undefined>;
   deleteIfUnchanged(expected: Thread): Promise<boolean>;

@@ -1,6 +1,7 @@
 import { conflict } from "@agentplane/common";
 import type {
   Page,
+  RunFence,
   Thread,
   ThreadCreate,
   ThreadFilter,
@@ -10,9 +11,27 @@ import type {
 } from "../storage/types.ts";
 import { applyThreadUpdate, compareThreads, matchesThread, newThread } from "./records.ts";
 
+/** The in-memory run queue as the thread store reads it in the step of a write (memory-backend.ts). */
+export interface ThreadRunsView {
+  /** A run of the thread other than `exceptRunId` is pending or running. */
+  busy(threadId: string, exceptRunId?: string): boolean;
+  /** `fence`'s attempt still holds the thread's lock. */
+  holds(threadId: string, fence: RunFence): boolean;
+}
+
 /** Threads in a Map, for `agent-server dev` and tests; records are copied in and out. */
 export class MemoryThreadStore implements ThreadStore {
   private readonly threads = new Map<string, Thread>();
+  private runs: ThreadRunsView | undefined;
+
+  /** Lets writes see the run queue, as the Redis store's scripts see the Redis one. */
+  bindRuns(runs: ThreadRunsView): void {
+    this.runs = runs;
+  }
+
+  has(threadId: string): boolean {
+    return this.threads.has(threadId);
+  }
 
   async create(input: ThreadCreate): Promise<Thread> {
     const existing = input.thread_id ? this.threads.get(input.thread_id) : undefined;
@@ -31,9 +50,20 @@ export class MemoryThreadStore implements ThreadStore {
   }
 
   async update(threadId: string, update: ThreadUpdate): Promise<Thread | undefined> {
+    const written = this.apply(threadId, update);
+    return typeof written === "string" ? undefined : written;
+  }
+
+  async updateByRun(threadId: string, update: ThreadUpdate, fence: RunFence) {
+    return this.apply(threadId, update, fence);
+  }
+
+  private apply(threadId: string, update: ThreadUpdate, fence?: RunFence): Thread | "missing" | "lease-lost" {
     const thread = this.threads.get(threadId);
-    if (!thread) return undefined;
-    const next = applyThreadUpdate(thread, structuredClone(update), new Date().toISOString());
+    if (!thread) return "missing";
+    if (fence && this.runs && !this.runs.holds(threadId, fence)) return "lease-lost";
+    const busy = this.runs?.busy(threadId, fence?.runId) ?? false;
+    const next = applyThreadUpdate(thread, structuredClone(update), new Date().toISOString(), busy);
     this.threads.set(threadId, next);
     return structuredClone(next);
   }
@@ -47,6 +77,7 @@ export class MemoryThreadStore implements ThreadStore {
   }
 
   async deleteIfUnchanged(expected: Thread): Promise<boolean> {
+    if (this.runs?.busy(expected.thread_id)) return false;
     return this.isStored(expected) && this.threads.delete(expected.thread_id);
   }
 

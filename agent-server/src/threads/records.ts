@@ -39,15 +39,22 @@ export function newThread(input: ThreadCreate, now: string): Thread {
   };
 }
 
-export function applyThreadUpdate(thread: Thread, update: ThreadUpdate, now: string): Thread {
-  if (update.ttl_applied) return thread.ttl ? { ...thread, ttl: { ...thread.ttl, expires_at: null } } : thread;
-  const next: Thread = { ...thread, updated_at: now };
+/** The one rule for a thread's status: `busy` while a run is in flight, else what the writer says (or as it was). */
+export const deriveStatus = (thread: Thread, update: ThreadUpdate, runsInFlight: boolean): ThreadStatus =>
+  runsInFlight ? "busy" : (update.status ?? thread.status);
+
+/** `runsInFlight`: the thread has a run pending or running, as the store saw in the step that writes. */
+export function applyThreadUpdate(thread: Thread, update: ThreadUpdate, now: string, runsInFlight: boolean): Thread {
+  const status = deriveStatus(thread, update, runsInFlight);
+  if (update.ttl_applied) {
+    return { ...thread, status, ...(thread.ttl && { ttl: { ...thread.ttl, expires_at: null } }) };
+  }
+  const next: Thread = { ...thread, updated_at: now, status };
   // Every write is activity: the TTL counts again from now.
   if (update.ttl === null) delete next.ttl;
   else if (update.ttl) next.ttl = ttlOf(update.ttl, now);
   else if (thread.ttl) next.ttl = ttlFrom(thread.ttl, now);
   if (update.metadata) next.metadata = { ...thread.metadata, ...update.metadata };
-  if (update.status) next.status = update.status;
   if (update.values !== undefined) next.values = update.values;
   if (update.interrupts) next.interrupts = update.interrupts;
   if (update.config) next.config = update.config;

@@ -81,18 +81,45 @@ export function indexOps(keys: ThreadKeys, before: Thread | undefined, after: Th
   return ops;
 }
 
+/** Where the run queue keeps its keys, under the storage prefix (see runs/queue/redis-scripts.ts). */
+export const runQueuePrefix = (prefix: string) => `${prefix}runs:`;
+
 /**
- * Compare-and-set of the record plus its index writes, atomically. KEYS[1] is the record,
- * KEYS[2..] the index keys; ARGV = expected old JSON ('' = absent), new JSON ('' = delete),
- * thread id, then per index key its op and score.
+ * What a write requires of the thread's runs, read from the run queue (`tq:<id>` pending,
+ * `ta:<id>` running, `run:<id>` attempt) in the same step: `busy`, whether a run other than the
+ * fenced one is in flight; `fence`, that this run's attempt still holds the thread's lock.
+ */
+export interface RunGuard {
+  runs: string;
+  busy?: boolean;
+  fence?: { runId: string; attempt: number };
+}
+
+/** 1 written, 0 the record changed, 2 `busy` is wrong, 3 the fenced run lost its lease. */
+export type CasResult = 0 | 1 | 2 | 3;
+
+/**
+ * Compare-and-set of the record plus its index writes, atomically, optionally guarded by the
+ * thread's runs. KEYS[1] is the record, KEYS[2..] the index keys; ARGV = expected old JSON
+ * ('' = absent), new JSON ('' = delete), thread id, run queue prefix ('' = no guard), required
+ * busy ('1' | '0' | '' = either), fenced run id and attempt ('' = none), then per index key its
+ * op and score.
  */
 export const CAS_SCRIPT = new RedisScript(`
 local current = redis.call('GET', KEYS[1]) or ''
 if current ~= ARGV[1] then return 0 end
+local id, runs, fence = ARGV[3], ARGV[4], ARGV[6]
+if runs ~= '' then
+  local active = redis.call('GET', runs..'ta:'..id)
+  if fence ~= '' and (active ~= fence or redis.call('HGET', runs..'run:'..fence, 'attempt') ~= ARGV[7]) then
+    return 3
+  end
+  local busy = redis.call('LLEN', runs..'tq:'..id) > 0 or (active and active ~= fence)
+  if ARGV[5] ~= '' and (busy and '1' or '0') ~= ARGV[5] then return 2 end
+end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
-local id = ARGV[3]
 for i = 2, #KEYS do
-  if ARGV[2 * i] == 'zadd' then redis.call('ZADD', KEYS[i], ARGV[2 * i + 1], id)
+  if ARGV[2 * i + 4] == 'zadd' then redis.call('ZADD', KEYS[i], ARGV[2 * i + 5], id)
   else redis.call('ZREM', KEYS[i], id) end
 end
 return 1
@@ -104,8 +131,11 @@ export function casArguments(
   oldJson: string,
   newJson: string,
   ops: IndexOp[],
+  guard?: RunGuard,
 ): { keys: string[]; args: string[] } {
-  const args = [oldJson, newJson, threadId];
+  const busy = guard?.busy === undefined ? "" : guard.busy ? "1" : "0";
+  const fence = guard?.fence;
+  const args = [oldJson, newJson, threadId, guard?.runs ?? "", busy, fence?.runId ?? "", String(fence?.attempt ?? "")];
   for (const op of ops) args.push(op.op, op.op === "zadd" ? String(op.score) : "");
   return { keys: [keys.record(threadId), ...ops.map((op) => op.key)], args };
 }

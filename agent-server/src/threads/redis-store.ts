@@ -3,6 +3,7 @@ import { conflict } from "@agentplane/common";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type {
   Page,
+  RunFence,
   Thread,
   ThreadCreate,
   ThreadFilter,
@@ -13,9 +14,12 @@ import type {
 import { applyThreadUpdate, compareThreads, matchesThread, newThread } from "./records.ts";
 import {
   CAS_SCRIPT,
+  type CasResult,
   casArguments,
   indexOps,
   isIndexedMetadataValue,
+  type RunGuard,
+  runQueuePrefix,
   SCAN_PAGE_SCRIPT,
   type ThreadKeys,
   threadKeys,
@@ -94,17 +98,20 @@ export class RedisThreadStore implements ThreadStore {
   private readonly client: RedisClient;
   private readonly prefix: string;
   private readonly keys: ThreadKeys;
+  /** The run queue's key prefix: every write checks the thread's runs there (status, fencing). */
+  private readonly runs: string;
 
   constructor(client: RedisClient, prefix: string) {
     this.client = client;
     this.prefix = prefix;
     this.keys = threadKeys(prefix);
+    this.runs = runQueuePrefix(prefix);
   }
 
   async create(input: ThreadCreate): Promise<Thread> {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const thread = newThread(input, new Date().toISOString());
-      if (await this.write(thread.thread_id, "", undefined, thread)) return thread;
+      if ((await this.write(thread.thread_id, "", undefined, thread)) === 1) return thread;
       if (input.if_exists !== "do_nothing") throw conflict("Thread already exists");
       const existing = await this.get(thread.thread_id);
       if (existing) return existing;
@@ -118,15 +125,36 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   async update(threadId: string, update: ThreadUpdate, current?: Thread): Promise<Thread | undefined> {
+    const written = await this.apply(threadId, update, current);
+    return typeof written === "string" ? undefined : written;
+  }
+
+  updateByRun(threadId: string, update: ThreadUpdate, fence: RunFence, current?: Thread) {
+    return this.apply(threadId, update, current, fence);
+  }
+
+  /**
+   * Writes the update with `status` derived from the thread's runs: the script refuses a guess
+   * about them that is wrong (the guess is flipped and the write retried, without a read).
+   */
+  private async apply(threadId: string, update: ThreadUpdate, current?: Thread, fence?: RunFence) {
     // A record read from here serialises back to the stored text, which the write compares against.
     let known = current === undefined ? undefined : JSON.stringify(current);
+    // A fenced run is ending: most often nothing else is queued behind it.
+    let busy = fence ? false : current?.status === "busy";
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const raw = known ?? (await this.client.get(this.keys.record(threadId)));
       known = undefined;
-      if (raw === null) return undefined;
+      if (raw === null) return "missing" as const;
       const before = JSON.parse(raw) as Thread;
-      const after = applyThreadUpdate(before, update, new Date().toISOString());
-      if (await this.write(threadId, raw, before, after)) return after;
+      const after = applyThreadUpdate(before, update, new Date().toISOString(), busy);
+      const result = await this.write(threadId, raw, before, after, { runs: this.runs, busy, fence });
+      if (result === 1) return after;
+      if (result === 3) return "lease-lost" as const;
+      if (result === 2) {
+        busy = !busy;
+        known = raw;
+      }
     }
     throw new Error(`thread ${threadId} is updated too concurrently`);
   }
@@ -135,18 +163,24 @@ export class RedisThreadStore implements ThreadStore {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const raw = await this.client.get(this.keys.record(threadId));
       if (raw === null) return false;
-      if (await this.write(threadId, raw, JSON.parse(raw) as Thread, undefined)) return true;
+      if ((await this.write(threadId, raw, JSON.parse(raw) as Thread, undefined)) === 1) return true;
     }
     throw new Error(`thread ${threadId} is updated too concurrently`);
   }
 
   async updateIfUnchanged(expected: Thread, update: ThreadUpdate): Promise<Thread | undefined> {
-    const after = applyThreadUpdate(expected, update, new Date().toISOString());
-    return (await this.write(expected.thread_id, JSON.stringify(expected), expected, after)) ? after : undefined;
+    const oldJson = JSON.stringify(expected);
+    for (const busy of [expected.status === "busy", expected.status !== "busy"]) {
+      const after = applyThreadUpdate(expected, update, new Date().toISOString(), busy);
+      const result = await this.write(expected.thread_id, oldJson, expected, after, { runs: this.runs, busy });
+      if (result !== 2) return result === 1 ? after : undefined;
+    }
+    return undefined;
   }
 
   async deleteIfUnchanged(expected: Thread): Promise<boolean> {
-    return this.write(expected.thread_id, JSON.stringify(expected), expected, undefined);
+    const guard = { runs: this.runs, busy: false };
+    return (await this.write(expected.thread_id, JSON.stringify(expected), expected, undefined, guard)) === 1;
   }
 
   async search(query: ThreadSearch): Promise<Page<Thread>> {
@@ -161,10 +195,17 @@ export class RedisThreadStore implements ThreadStore {
     return this.client.zRangeByScore(this.keys.expiry, "-inf", now.getTime(), { LIMIT: { offset: 0, count: limit } });
   }
 
-  private async write(threadId: string, oldJson: string, before?: Thread, after?: Thread): Promise<boolean> {
+  private async write(
+    threadId: string,
+    oldJson: string,
+    before?: Thread,
+    after?: Thread,
+    guard?: RunGuard,
+  ): Promise<CasResult> {
     const newJson = after ? JSON.stringify(after) : "";
-    const { keys, args } = casArguments(this.keys, threadId, oldJson, newJson, indexOps(this.keys, before, after));
-    return (await CAS_SCRIPT.run(this.client, keys, args)) === 1;
+    const ops = indexOps(this.keys, before, after);
+    const { keys, args } = casArguments(this.keys, threadId, oldJson, newJson, ops, guard);
+    return (await CAS_SCRIPT.run(this.client, keys, args)) as CasResult;
   }
 
   /** Index-only when every filter has an index; otherwise candidates are read and checked. */

@@ -112,16 +112,33 @@ describe("ThreadService", () => {
     expect(deleted).toEqual([gone.thread_id]);
   });
 
-  it("deletes the threads matching metadata without telling the runs", async () => {
+  it("deletes the threads matching metadata as a DELETE does: checkpoints and runs too", async () => {
     const mine = [
-      await threads.create({ metadata: { owner: "a" } }),
+      await threads.create({ metadata: { owner: "a", graph_id: "agent" } }),
       await threads.create({ metadata: { owner: "a" } }),
     ];
+    await ran(mine[0] as Thread);
     const other = await threads.create({ metadata: { owner: "b" } });
     await threads.deleteWhere({ owner: "a" });
     for (const thread of mine) expect(await threads.find(thread.thread_id)).toBeUndefined();
+    expect(await checkpoints(mine[0]?.thread_id as string)).toBe(0);
     expect(await threads.find(other.thread_id)).toBeDefined();
-    expect(deleted).toEqual([]);
+    expect(deleted.sort()).toEqual(mine.map((thread) => thread.thread_id).sort());
+  });
+
+  it("answers 409 to copy and prune while a thread is busy, and does nothing", async () => {
+    const busy = await threads.create({ metadata: { graph_id: "agent" } });
+    const idle = await threads.create({ metadata: { graph_id: "agent" } });
+    await ran(busy);
+    await ran(busy);
+    await ctx.storage.threads.update(busy.thread_id, { status: "busy" });
+    await expect(threads.copy(busy.thread_id)).rejects.toMatchObject({ status: 409 });
+    for (const strategy of ["delete", "keep_latest"] as const) {
+      await expect(threads.prune([idle.thread_id, busy.thread_id], strategy)).rejects.toMatchObject({ status: 409 });
+    }
+    expect(await threads.find(idle.thread_id)).toBeDefined();
+    expect(await checkpoints(busy.thread_id)).toBeGreaterThan(1);
+    expect((await threads.search({ limit: 10, offset: 0, sort_by: "created_at", sort_order: "asc" })).total).toBe(2);
   });
 
   it("copies metadata, state and checkpoints to a new id", async () => {

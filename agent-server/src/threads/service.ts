@@ -1,5 +1,4 @@
-import { badRequest, conflict, forbidden, notFound } from "@agentplane/common";
-import type { RunnableConfig } from "@langchain/core/runnables";
+import { conflict, forbidden, notFound } from "@agentplane/common";
 import { v7 as uuidv7 } from "uuid";
 import type { ServerContext } from "../context.ts";
 import {
@@ -12,60 +11,34 @@ import {
 import type {
   JsonObject,
   Page,
+  RunFence,
   Thread,
   ThreadCreate,
   ThreadFilter,
   ThreadSearch,
   ThreadTtlPolicy,
   ThreadTtlStrategy,
+  ThreadUpdate,
 } from "../storage/types.ts";
 import type { Superstep } from "./schemas.ts";
+import { type ApiCheckpoint, applySupersteps, type CheckpointSelector, type ThreadState } from "./state.ts";
 import {
-  type ApiCheckpoint,
-  applySupersteps,
-  asClientError,
-  type CheckpointSelector,
-  emptyThreadState,
-  syncThreadValues,
-  type ThreadState,
-  threadConfig,
-  threadGraph,
-  toApiCheckpoint,
-  toThreadState,
-} from "./state.ts";
+  type HistoryQuery,
+  readThreadHistory,
+  readThreadState,
+  type StateWrite,
+  writeThreadState,
+} from "./state-ops.ts";
 import { readThreadTtlSettings } from "./ttl.ts";
+
+export type { HistoryQuery, StateWrite } from "./state-ops.ts";
 
 /** The 404 of every thread lookup (threads, their state, their runs). */
 export const threadNotFound = (threadId: string) => notFound(`Thread with ID ${threadId} not found`);
 
-/** A page of history ends before this checkpoint: its id, the checkpoint, or a config wrapping one. */
-export type HistoryBefore = string | CheckpointSelector | { configurable: CheckpointSelector };
-
-export interface HistoryQuery {
-  limit: number;
-  before?: HistoryBefore | null;
-  /** Only checkpoints whose metadata contains this. */
-  metadata?: JsonObject | null;
-  checkpoint?: CheckpointSelector | null;
-}
-
-/** What `POST /threads/{id}/state` writes: values as if `as_node` produced them, on top of `checkpoint`. */
-export interface StateWrite {
-  values?: JsonObject | unknown[] | null;
-  as_node?: string;
-  checkpoint?: CheckpointSelector;
-  checkpoint_id?: string | null;
-}
-
 export interface ThreadServiceOptions {
   /** Called after a thread was deleted, to stop and delete its runs. */
   onDelete?: (threadId: string) => Promise<void>;
-}
-
-function checkpointIdOf(before: HistoryBefore | null | undefined): string | undefined {
-  if (!before) return undefined;
-  if (typeof before === "string") return before;
-  return ("configurable" in before ? before.configurable.checkpoint_id : before.checkpoint_id) ?? undefined;
 }
 
 /** Threads, their checkpoints and their state; runs are told about deletions through `onDelete`. */
@@ -179,9 +152,9 @@ export class ThreadService {
 
   /**
    * Deletes a thread: the record first, so a failure part-way never leaves a thread without its
-   * checkpoints, and no run can be created on it while its runs are stopped and deleted. With
-   * `expected` (TTL sweeps) only while the stored record is still that one. False when nothing
-   * was deleted.
+   * checkpoints, and no run can be enqueued on it (the enqueue script checks the record) while
+   * its runs are stopped and deleted. With `expected` (TTL sweeps) only while the stored record
+   * is still that one and no run is in flight. False when nothing was deleted.
    */
   async remove(threadId: string, expected?: Thread): Promise<boolean> {
     const { threads, checkpointer } = this.#ctx.storage;
@@ -194,58 +167,52 @@ export class ThreadService {
   }
 
   /**
-   * Deletes every thread whose metadata contains `metadata`, with its checkpoints, oldest first.
-   * Their runs are left alone (`onDelete` is not called), as assistant deletion always did.
+   * Deletes every thread whose metadata contains `metadata` as `DELETE /threads/{id}` does
+   * (checkpoints and runs too), oldest first.
    */
   async deleteWhere(metadata: JsonObject, auth?: RequestAuth): Promise<void> {
-    const { threads, checkpointer } = this.#ctx.storage;
     // With `auth`, only the threads its handler lets it delete.
     const merged = mergeAuthFilter(metadata, await authorize(auth, "threads:delete", { metadata }));
     if (!merged) return;
-    const batch = 1000;
+    const query = { metadata: merged.metadata, auth: merged.residual, limit: 1000, offset: 0 };
     for (;;) {
-      const { items } = await threads.search({
-        metadata: merged.metadata,
-        auth: merged.residual,
-        limit: batch,
-        offset: 0,
-        sort_by: "created_at",
-        sort_order: "asc",
-      });
+      const { items } = await this.#ctx.storage.threads.search({ ...query, sort_by: "created_at", sort_order: "asc" });
       if (items.length === 0) return;
-      for (const thread of items) {
-        await threads.delete(thread.thread_id);
-        await checkpointer.deleteThread(thread.thread_id);
-      }
+      for (const thread of items) await this.remove(thread.thread_id);
     }
   }
 
-  /** Deletes the threads, or keeps only their latest checkpoint; how many existed. */
+  /**
+   * Deletes the threads, or keeps only their latest checkpoint; how many existed. 409 (nothing
+   * done) when one of them has a run in flight.
+   */
   async prune(threadIds: string[], strategy: ThreadTtlStrategy, auth?: RequestAuth): Promise<number> {
     // With `auth`, threads its handler filters out are left alone, as if unknown.
     const filter = await authorize(auth, "threads:delete", { thread_ids: threadIds, strategy });
-    const allowed = async (threadId: string) => {
-      if (!auth) return true;
-      const thread = await this.#ctx.storage.threads.get(threadId);
-      return thread !== undefined && matchesAuthFilter(thread.metadata, filter);
-    };
+    const found = await Promise.all([...new Set(threadIds)].map((threadId) => this.#ctx.storage.threads.get(threadId)));
+    const threads = found.filter((thread) => thread !== undefined && matchesAuthFilter(thread.metadata, filter));
+    const busy = threads.find((thread) => thread?.status === "busy");
+    if (busy) throw conflict(`Thread ${busy.thread_id} is busy: cancel its runs first`);
     let pruned = 0;
-    for (const threadId of new Set(threadIds)) {
-      if (!(await allowed(threadId))) continue;
+    for (const thread of threads as Thread[]) {
       if (strategy === "delete") {
-        if (await this.remove(threadId)) pruned++;
-      } else if (await this.#ctx.storage.threads.get(threadId)) {
-        await this.#ctx.storage.checkpointer.pruneThread(threadId);
+        if (await this.remove(thread.thread_id)) pruned++;
+      } else if (await this.#ctx.storage.threads.get(thread.thread_id)) {
+        await this.#ctx.storage.checkpointer.pruneThread(thread.thread_id);
         pruned++;
       }
     }
     return pruned;
   }
 
-  /** A new thread with the source's metadata, TTL policy, checkpoints and state; 404 when unknown. */
+  /**
+   * A new thread with the source's metadata, TTL policy, checkpoints and state; 404 when unknown,
+   * 409 while a run is in flight on it (its state is changing).
+   */
   async copy(threadId: string, auth?: RequestAuth): Promise<Thread> {
     const { threads, checkpointer } = this.#ctx.storage;
     const source = await this.get(threadId, auth);
+    if (source.status === "busy") throw conflict(`Thread ${threadId} is busy: wait for its runs to finish`);
     const copyId = uuidv7();
     const ttl = source.ttl ? { strategy: source.ttl.strategy, ttl: source.ttl.ttl_minutes } : this.#defaultTtl;
     // Creating the copy is a create of its own: the handler may refuse it, or stamp its metadata.
@@ -262,6 +229,63 @@ export class ThreadService {
     return copy ?? (await this.get(copyId));
   }
 
+  // ------------------------------------------------------------------ runs' side of a thread
+
+  /**
+   * The thread a run is created on: `existing`, a new one for `if_not_exists: create`, or a
+   * temporary one (named `temporaryId` when given, so creating the same run again finds it).
+   */
+  async forRun(
+    threadId: string | undefined,
+    existing: Thread | undefined,
+    { metadata, ifNotExists, temporaryId }: { metadata: JsonObject; ifNotExists?: string; temporaryId?: string },
+  ): Promise<Thread> {
+    const { threads } = this.#ctx.storage;
+    if (threadId === undefined) {
+      return temporaryId === undefined
+        ? threads.create({ metadata, ttl: this.#defaultTtl })
+        : threads.create({ thread_id: temporaryId, metadata, if_exists: "do_nothing", ttl: this.#defaultTtl });
+    }
+    if (existing) return existing;
+    if (ifNotExists !== "create") throw threadNotFound(threadId);
+    return threads.create({ thread_id: threadId, metadata, if_exists: "do_nothing", ttl: this.#defaultTtl });
+  }
+
+  /**
+   * Records what a run just enqueued on the thread brings (graph ids, the config later state
+   * reads rebuild the graph with); the write derives `busy` from the queue. Undefined when the
+   * thread was deleted meanwhile (its runs go with it).
+   */
+  runQueued(thread: Thread, update: Pick<ThreadUpdate, "metadata" | "config">): Promise<Thread | undefined> {
+    return this.#ctx.storage.threads.update(thread.thread_id, update, thread);
+  }
+
+  /**
+   * A run's worker writes the thread as the run ends: only while it still holds the run's
+   * lease. A thread deleted while the run executed loses the checkpoints the run wrote since.
+   */
+  async settleRun(threadId: string, update: ThreadUpdate, fence: RunFence, current?: Thread) {
+    const written = await this.#ctx.storage.threads.updateByRun(threadId, update, fence, current);
+    if (written === "missing") await this.#ctx.storage.checkpointer.deleteThread(threadId);
+    return written;
+  }
+
+  /**
+   * A run left the thread's queue without a worker settling it (cancelled while pending,
+   * deleted, abandoned): the thread takes `status` unless other runs are still in flight.
+   */
+  async runsChanged(threadId: string, status: Exclude<Thread["status"], "busy"> = "idle"): Promise<void> {
+    await this.#ctx.storage.threads.update(threadId, { status });
+  }
+
+  /** A temporary (stateless) thread after its run: the record and checkpoints; the run's record expires with its log. */
+  async removeTemporary(threadId: string): Promise<void> {
+    await this.#ctx.storage.threads.delete(threadId);
+    await this.#ctx.storage.checkpointer.deleteThread(threadId);
+  }
+
+  // ------------------------------------------------------------------ state
+
   /** The thread's state at `checkpoint` (latest when empty); empty for a thread that never ran. */
   async state(
     threadId: string,
@@ -269,10 +293,7 @@ export class ThreadService {
     subgraphs: boolean,
     auth?: RequestAuth,
   ): Promise<ThreadState> {
-    const thread = await this.get(threadId, auth);
-    const graph = await threadGraph(this.#ctx, thread);
-    if (!graph) return emptyThreadState();
-    return toThreadState(await graph.getState(threadConfig(thread, checkpoint), { subgraphs }));
+    return readThreadState(this.#ctx, await this.get(threadId, auth), checkpoint, subgraphs);
   }
 
   /**
@@ -285,35 +306,11 @@ export class ThreadService {
     const thread = await this.get(threadId, auth);
     if (!matchesAuthFilter(thread.metadata, filter)) throw forbidden("Forbidden");
     if (thread.status === "busy") throw conflict("Thread is busy");
-    const graph = await threadGraph(this.#ctx, thread);
-    if (!graph) throw badRequest(`Thread ${thread.thread_id} has no graph ID`);
-    const target = { ...update.checkpoint, ...(update.checkpoint_id ? { checkpoint_id: update.checkpoint_id } : {}) };
-    const values = update.values ?? null;
-    const next = await asClientError(() =>
-      graph.updateState(
-        threadConfig(thread, target, update.as_node ? { writes: { [update.as_node]: values } } : {}),
-        values,
-        update.as_node,
-      ),
-    );
-    await syncThreadValues(this.#ctx, thread, graph);
-    return toApiCheckpoint(next);
+    return writeThreadState(this.#ctx, thread, update);
   }
 
   /** The thread's past states, newest first. */
   async history(threadId: string, query: HistoryQuery, auth?: RequestAuth): Promise<ThreadState[]> {
-    const thread = await this.get(threadId, auth);
-    const graph = await threadGraph(this.#ctx, thread);
-    if (!graph) return [];
-    const beforeId = checkpointIdOf(query.before);
-    const before: RunnableConfig | undefined = beforeId ? { configurable: { checkpoint_id: beforeId } } : undefined;
-    const states: ThreadState[] = [];
-    const history = graph.getStateHistory(threadConfig(thread, query.checkpoint ?? {}), {
-      limit: query.limit,
-      before,
-      filter: query.metadata ?? undefined,
-    });
-    for await (const snapshot of history) states.push(toThreadState(snapshot));
-    return states;
+    return readThreadHistory(this.#ctx, await this.get(threadId, auth), query);
   }
 }

@@ -20,16 +20,23 @@ export interface RedisRunBackendOptions {
   url: string;
   /** Key prefix, e.g. the storage prefix plus `runs:`. */
   prefix: string;
+  /** A thread's record key: runs are enqueued only while it exists. */
+  threadKey?: (threadId: string) => string;
   logger?: Logger;
 }
 
 /** Two connections: commands, and one in subscribe mode for every channel of this process. */
-export async function createRedisRunBackend({ url, prefix, logger }: RedisRunBackendOptions): Promise<RunBackend> {
+export async function createRedisRunBackend({
+  url,
+  prefix,
+  threadKey,
+  logger,
+}: RedisRunBackendOptions): Promise<RunBackend> {
   const redis = await connectRedis(url, logger);
   const subscriber: RedisClient = redis.duplicate();
   subscriber.on("error", (error: unknown) => logger?.error({ err: error }, "redis subscriber error"));
   await subscriber.connect();
-  const store = new RedisRunStore(redis, prefix);
+  const store = new RedisRunStore(redis, prefix, threadKey);
   const { wake, cancel } = store.channels;
   return {
     store,

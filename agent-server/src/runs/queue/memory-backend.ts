@@ -1,5 +1,7 @@
 import { EventEmitter } from "node:events";
+import type { RunFence } from "../../storage/types.ts";
 import { END_EVENT, type LoggedEvent, type RunEventLog } from "../../stream/event-log.ts";
+import type { MemoryThreadStore, ThreadRunsView } from "../../threads/memory-store.ts";
 import type { CancelAction, Run, RunStatus } from "../schemas.ts";
 import type { RunBackend } from "./backend.ts";
 import type {
@@ -26,7 +28,7 @@ interface Entry {
 const nowIso = () => new Date().toISOString();
 
 /** The run queue in process memory (`agent-server dev`): same semantics as the Redis store, one process. */
-class MemoryRunStore implements RunStore {
+class MemoryRunStore implements RunStore, ThreadRunsView {
   readonly #runs = new Map<string, Entry>();
   /** Run ids of each thread in arrival order, so a thread's runs are found without walking every run. */
   readonly #byThread = new Map<string, Set<string>>();
@@ -34,11 +36,22 @@ class MemoryRunStore implements RunStore {
   readonly #active = new Map<string, string>();
   readonly #signals: EventEmitter;
   readonly #events: RunEventLog;
+  readonly #threads: MemoryThreadStore | undefined;
   #seq = 0;
 
-  constructor(signals: EventEmitter, events: RunEventLog) {
+  constructor(signals: EventEmitter, events: RunEventLog, threads?: MemoryThreadStore) {
     this.#signals = signals;
     this.#events = events;
+    this.#threads = threads;
+  }
+
+  busy(threadId: string, exceptRunId?: string): boolean {
+    const active = this.#active.get(threadId);
+    return (this.#queues.get(threadId)?.length ?? 0) > 0 || (active !== undefined && active !== exceptRunId);
+  }
+
+  holds(threadId: string, { runId, attempt }: RunFence): boolean {
+    return this.#owned(runId, attempt)?.run.thread_id === threadId;
   }
 
   #queue(threadId: string): string[] {
@@ -71,6 +84,7 @@ class MemoryRunStore implements RunStore {
 
   async enqueue(run: Run, { startAt, rejectIfBusy, claimLeaseMs }: EnqueueOptions): Promise<EnqueueOutcome> {
     if (this.#runs.has(run.run_id)) return { outcome: "exists" };
+    if (this.#threads && !this.#threads.has(run.thread_id)) return { outcome: "no-thread" };
     const queue = this.#queue(run.thread_id);
     const idle = queue.length === 0 && !this.#active.has(run.thread_id);
     if (rejectIfBusy && !idle) return { outcome: "busy" };
@@ -277,8 +291,11 @@ class MemoryRunEventLog implements RunEventLog {
   }
 }
 
-/** Runs, queue, event logs and signals in this process only (`agent-server dev`). */
-export function createMemoryRunBackend(): RunBackend {
+/**
+ * Runs, queue, event logs and signals in this process only (`agent-server dev`). With `threads`,
+ * runs are refused on unknown threads and thread writes derive `busy` from this queue.
+ */
+export function createMemoryRunBackend(threads?: MemoryThreadStore): RunBackend {
   const signals = new EventEmitter();
   signals.setMaxListeners(0);
   const subscribe = (event: string, listener: (...args: any[]) => void) => {
@@ -288,8 +305,10 @@ export function createMemoryRunBackend(): RunBackend {
     };
   };
   const events = new MemoryRunEventLog(signals);
+  const store = new MemoryRunStore(signals, events, threads);
+  threads?.bindRuns(store);
   return {
-    store: new MemoryRunStore(signals, events),
+    store,
     events,
     onWake: async (listener) => subscribe("wake", listener),
     onCancel: async (listener) => subscribe("cancel", listener),

@@ -40,9 +40,9 @@ class Queue {
     return script.run(redis, [], [this.prefix, ...args.map(String)]);
   }
   /** `leaseMs` > 0: claim at once when the thread is idle (the store asks only for runs due now, at `startAt` = now). */
-  enqueue(runId: string, threadId: string, { startAt = T0, reject = false, leaseMs = 0 } = {}) {
+  enqueue(runId: string, threadId: string, { startAt = T0, reject = false, leaseMs = 0, threadKey = "" } = {}) {
     const json = JSON.stringify({ run_id: runId });
-    return this.#run(ENQUEUE, runId, threadId, json, iso, startAt, reject ? 1 : 0, leaseMs);
+    return this.#run(ENQUEUE, runId, threadId, json, iso, startAt, reject ? 1 : 0, leaseMs, threadKey);
   }
   claim(now = T0, leaseMs = LEASE) {
     return this.#run(CLAIM, now, leaseMs, iso);
@@ -313,6 +313,12 @@ describe("ENQUEUE", () => {
         events: { r1: [endEvent("success")] },
         expiring: ["ev:r1"],
       },
+    },
+    {
+      name: "the thread's record is gone (deleted since the run was built): 4, nothing stored",
+      when: (q) => q.enqueue("r1", "T", { leaseMs: LEASE, threadKey: `${q.prefix}thread:T` }),
+      returns: 4,
+      then: {},
     },
     {
       name: "existing id, given for another thread: left as it is",
@@ -964,10 +970,23 @@ describe("SWEEP (lease expiry)", () => {
       name: "expired while being cancelled: interrupted (not retried), the request cleared",
       given: async (q) => {
         await r1Running(q);
-        await q.cancel("r1", "rollback");
+        await q.cancel("r1", "interrupt");
       },
       when: (q) => q.sweep(T0 + LEASE),
       returns: ["r1", "T", "interrupted", 1],
+      then: {
+        runs: { r1: ended("interrupted") },
+        threadRuns: { T: ["r1"] },
+      },
+    },
+    {
+      name: "expired while being rolled back: deleted (the caller removes its checkpoints and record)",
+      given: async (q) => {
+        await r1Running(q);
+        await q.cancel("r1", "rollback");
+      },
+      when: (q) => q.sweep(T0 + LEASE),
+      returns: ["r1", "T", "deleted", 1],
       then: {
         runs: { r1: ended("interrupted") },
         threadRuns: { T: ["r1"] },

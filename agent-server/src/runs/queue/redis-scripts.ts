@@ -28,14 +28,16 @@ end
 
 /**
  * ARGV: p, run id, thread id, json, now iso, start_at ms, reject-if-busy (1|0), claim lease ms
- * (0: queue only). Returns 1 when queued, 3 when claimed at once (due, thread free, a lease was
- * asked for: the run is running with attempt 1 and is not queued), 0 when busy, or 2 when a run
- * with that id exists (it is left as it is: creating a given id is idempotent).
+ * (0: queue only), the thread's record key ('' = unchecked). Returns 1 when queued, 3 when
+ * claimed at once (due, thread free, a lease was asked for: the run is running with attempt 1 and
+ * is not queued), 0 when busy, 2 when a run with that id exists (it is left as it is: creating a
+ * given id is idempotent), or 4 when the thread is gone (deleted since the run was built).
  */
 export const ENQUEUE = new RedisScript(`${common}
 local rid, tid = ARGV[2], ARGV[3]
 local q, a, rk = p..'tq:'..tid, p..'ta:'..tid, p..'run:'..rid
 if redis.call('EXISTS', rk) == 1 then return 2 end
+if (ARGV[9] or '') ~= '' and redis.call('EXISTS', ARGV[9]) == 0 then return 4 end
 local idle = redis.call('LLEN', q) == 0 and redis.call('EXISTS', a) == 0
 if ARGV[7] == '1' and not idle then return 0 end
 local seq = redis.call('INCR', p..'seq')
@@ -182,7 +184,10 @@ end
 return 'finished'
 `);
 
-/** ARGV: p, now ms, max attempts, now iso. Returns a flat list {run id, thread id, outcome, attempt, …}. */
+/**
+ * ARGV: p, now ms, max attempts, now iso. Returns a flat list {run id, thread id, outcome,
+ * attempt, …}; outcome `deleted` for a run whose rollback its dead worker never carried out.
+ */
 export const SWEEP = new RedisScript(`${common}
 local now = tonumber(ARGV[2])
 local out = {}
@@ -194,7 +199,10 @@ for _, rid in ipairs(redis.call('ZRANGEBYSCORE', p..'leases', '-inf', now, 'LIMI
     if redis.call('GET', p..'ta:'..tid) == rid then redis.call('DEL', p..'ta:'..tid) end
     local attempt = tonumber(redis.call('HGET', rk, 'attempt'))
     local outcome = 'pending'
-    if redis.call('HEXISTS', rk, 'cancel') == 1 then
+    local cancel = redis.call('HGET', rk, 'cancel')
+    if cancel == 'rollback' then
+      outcome = 'deleted'
+    elseif cancel then
       outcome = 'interrupted'
     elseif attempt >= tonumber(ARGV[3]) then
       outcome = 'error'
@@ -203,7 +211,8 @@ for _, rid in ipairs(redis.call('ZRANGEBYSCORE', p..'leases', '-inf', now, 'LIMI
       redis.call('HSET', rk, 'status', 'pending', 'updated_at', ARGV[4])
       redis.call('LPUSH', p..'tq:'..tid, rid)
     else
-      redis.call('HSET', rk, 'status', outcome, 'updated_at', ARGV[4])
+      -- A rolled-back run reads 'interrupted' until settleAbandoned has removed its checkpoints and record.
+      redis.call('HSET', rk, 'status', outcome == 'deleted' and 'interrupted' or outcome, 'updated_at', ARGV[4])
       redis.call('HDEL', rk, 'cancel')
       redis.call('ZREM', p..'inflight', rid)
     end

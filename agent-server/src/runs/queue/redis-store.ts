@@ -18,14 +18,23 @@ type StoredRun = Omit<Run, "status" | "updated_at">;
 
 const nowIso = () => new Date().toISOString();
 
+const ENQUEUE_OUTCOMES: Record<number, "queued" | "exists" | "no-thread"> = {
+  1: "queued",
+  2: "exists",
+  4: "no-thread",
+};
+
 /** Run records and the run queue in Redis, shared by every agent-server process (see `redis-scripts.ts`). */
 export class RedisRunStore implements RunStore {
   readonly #redis: RedisClient;
   readonly #prefix: string;
+  readonly #threadKey: ((threadId: string) => string) | undefined;
 
-  constructor(redis: RedisClient, prefix: string) {
+  /** With `threadKey` (a thread's record key), runs are refused on threads that do not exist. */
+  constructor(redis: RedisClient, prefix: string, threadKey?: (threadId: string) => string) {
     this.#redis = redis;
     this.#prefix = prefix;
+    this.#threadKey = threadKey;
   }
 
   /** Channel names other parts of the run system subscribe to. */
@@ -49,12 +58,13 @@ export class RedisRunStore implements RunStore {
       claimNow ? now : startAt,
       rejectIfBusy ? 1 : 0,
       claimNow ? claimLeaseMs : 0,
+      this.#threadKey?.(run.thread_id) ?? "",
     ]);
     if (result === 3) {
       const claimed = { run: { ...run, status: "running" as const }, attempt: 1, firstStartedAt: now, resumed: false };
       return { outcome: "claimed", claimed };
     }
-    return { outcome: result === 1 ? "queued" : result === 2 ? "exists" : "busy" };
+    return { outcome: ENQUEUE_OUTCOMES[result as number] ?? "busy" };
   }
 
   async #load(runIds: string[]): Promise<Run[]> {

@@ -13,8 +13,13 @@ export interface ClaimedRun {
 /** What `cancel` found: a pending run is cancelled at once, a running one is signalled. */
 export type CancelOutcome = "cancelled" | "signalled" | "finished" | "missing";
 
-/** `claimed`: the run was due and its thread free, so it was taken for this process's worker at once. */
-export type EnqueueOutcome = { outcome: "queued" | "busy" | "exists" } | { outcome: "claimed"; claimed: ClaimedRun };
+/**
+ * `claimed`: the run was due and its thread free, so it was taken for this process's worker at
+ * once; `no-thread`: its thread was deleted since (nothing stored).
+ */
+export type EnqueueOutcome =
+  | { outcome: "queued" | "busy" | "exists" | "no-thread" }
+  | { outcome: "claimed"; claimed: ClaimedRun };
 
 export interface EnqueueOptions {
   /** Epoch ms the run is due. */
@@ -32,8 +37,11 @@ export interface EnqueueOptions {
 export interface ExpiredRun {
   runId: string;
   threadId: string;
-  /** `pending`: handed back to the queue; `error`: out of attempts; `interrupted`: was being cancelled. */
-  outcome: "pending" | "error" | "interrupted";
+  /**
+   * `pending`: handed back to the queue; `error`: out of attempts; `interrupted`: was being
+   * cancelled; `deleted`: was being rolled back (its checkpoints and record are still to remove).
+   */
+  outcome: "pending" | "error" | "interrupted" | "deleted";
   attempt: number;
 }
 

@@ -12,6 +12,7 @@ import { echoGraphRegistry } from "../../storage/testing/api-server.ts";
 import type { Storage } from "../../storage/types.ts";
 import { END_EVENT } from "../../stream/event-log.ts";
 import { RunEventWriter } from "../../stream/writer.ts";
+import { ThreadService } from "../../threads/service.ts";
 import { createRedisRunBackend, type RunBackend } from "../queue/backend.ts";
 import type { ExpiredRun } from "../queue/store.ts";
 import { newRun } from "../queue/testing/contract.ts";
@@ -23,6 +24,7 @@ import { outcomeBody, settleAbandoned, settleCancelledPending, settleRun } from 
 let storage: Storage;
 let backend: RunBackend;
 let ctx: ServerContext;
+let threads: ThreadService;
 
 beforeEach(async () => {
   const prefix = uniquePrefix("settle");
@@ -34,6 +36,7 @@ beforeEach(async () => {
     graphs: echoGraphRegistry(storage),
     logger: createLogger("settle-test", "silent"),
   };
+  threads = new ThreadService(ctx);
 });
 afterEach(async () => {
   await backend.close();
@@ -71,7 +74,7 @@ async function abandoned(maxAttempts: number, over: Partial<Run["kwargs"]> = {})
 }
 
 const settle = (run: Run, result: ExecutionResult, writer = new RunEventWriter(backend.events, run.run_id)) =>
-  settleRun(ctx, backend, run, { result, attempt: 1, startedAt: new Date().toISOString() }, writer);
+  settleRun(ctx, backend, threads, run, { result, attempt: 1, startedAt: new Date().toISOString() }, writer);
 
 /** Runs the echo graph once on the thread as run `runId` (its checkpoints carry the run id, as the worker's do). */
 async function execute(threadId: string, runId: string, topic: string) {
@@ -161,12 +164,14 @@ describe("settleRun", () => {
     expect(await storage.threads.get(run.thread_id)).toMatchObject({ status: "idle", values: null });
   });
 
-  it("the lease was lost: undefined, the run left to its new holder", async () => {
+  it("the lease was lost: undefined, the run and its thread left to the new holder", async () => {
     const { run } = await abandoned(3);
     expect((await backend.store.claim(LEASE)).claimed?.attempt).toBe(2);
     expect(await settle(run, done({ topic: "a" }))).toBeUndefined();
     expect((await backend.store.get(run.run_id))?.status).toBe("running");
     expect(await backend.events.last(run.run_id)).toBeUndefined();
+    // Fenced: the stale worker's values and status never reach the thread.
+    expect(await storage.threads.get(run.thread_id)).toMatchObject({ values: null, status: "idle" });
   });
 
   it("a temporary thread: deleted with its checkpoints once the run is settled", async () => {
@@ -242,7 +247,7 @@ describe("settleAbandoned", () => {
   it("out of attempts: an error event and outcome, the thread in error", async () => {
     const { run, outcome } = await abandoned(1);
     expect(outcome).toBe("error");
-    await settleAbandoned(ctx, backend, run.run_id, "error", 1);
+    await settleAbandoned(ctx, backend, threads, { runId: run.run_id, outcome: "error" }, 1);
     const error = {
       error: "RunAttemptsExceeded",
       message: `Run ${run.run_id} was abandoned 1 times: its worker stopped (crashed or lost Redis) before finishing`,
@@ -260,19 +265,38 @@ describe("settleAbandoned", () => {
     await backend.store.enqueue(run, { startAt: Date.now(), rejectIfBusy: false, claimLeaseMs: 1 });
     await backend.store.cancel(run.run_id, "interrupt");
     await waitUntil(async () => (await backend.store.sweepExpired(3)).length > 0, "the lease expires");
-    await settleAbandoned(ctx, backend, run.run_id, "interrupted", 3);
+    await settleAbandoned(ctx, backend, threads, { runId: run.run_id, outcome: "interrupted" }, 3);
     expect(await events(run.run_id)).toEqual([[END_EVENT, { status: "interrupted", values: null }]]);
     expect((await storage.threads.get(run.thread_id))?.status).toBe("idle");
   });
 
+  it("rolled back while its worker was dead: its checkpoints and record go, the log closes deleted", async () => {
+    const thread = await storage.threads.create({});
+    const run = newRun(uuidv7(), thread.thread_id, { config: { configurable: { graph_id: "agent" } } });
+    await backend.store.enqueue(run, { startAt: Date.now(), rejectIfBusy: false, claimLeaseMs: 1 });
+    await execute(thread.thread_id, run.run_id, "a");
+    await backend.store.cancel(run.run_id, "rollback");
+    let expired: ExpiredRun[] = [];
+    await waitUntil(async () => {
+      expired = await backend.store.sweepExpired(3);
+      return expired.length > 0;
+    }, "the lease expires");
+    expect(expired[0]?.outcome).toBe("deleted");
+    await settleAbandoned(ctx, backend, threads, expired[0] as ExpiredRun, 3);
+    expect(await storage.checkpointer.getTuple({ configurable: { thread_id: thread.thread_id } })).toBeUndefined();
+    expect(await backend.store.get(run.run_id)).toBeUndefined();
+    expect(await events(run.run_id)).toEqual([[END_EVENT, { status: "deleted", values: null }]]);
+    expect((await storage.threads.get(thread.thread_id))?.status).toBe("idle");
+  });
+
   it("a temporary thread is deleted", async () => {
     const { run } = await abandoned(1, { temporary: true });
-    await settleAbandoned(ctx, backend, run.run_id, "error", 1);
+    await settleAbandoned(ctx, backend, threads, { runId: run.run_id, outcome: "error" }, 1);
     expect(await storage.threads.get(run.thread_id)).toBeUndefined();
   });
 
   it("a run that is gone: nothing to do", async () => {
-    await settleAbandoned(ctx, backend, "gone", "error", 1);
+    await settleAbandoned(ctx, backend, threads, { runId: "gone", outcome: "error" }, 1);
     expect(await backend.events.last("gone")).toBeUndefined();
   });
 });

@@ -2,8 +2,10 @@ import type { ServerContext } from "../../context.ts";
 import type { JsonObject, Thread, ThreadStatus } from "../../storage/types.ts";
 import { END_EVENT } from "../../stream/event-log.ts";
 import type { RunEventWriter } from "../../stream/writer.ts";
+import type { ThreadService } from "../../threads/service.ts";
 import { toJsonValue } from "../../threads/state.ts";
 import type { RunBackend } from "../queue/backend.ts";
+import type { ExpiredRun } from "../queue/store.ts";
 import type { Run, RunStatus } from "../schemas.ts";
 import { type ExecutionResult, interruptsOf, type RunError } from "./execute.ts";
 import { sendWebhook } from "./webhook.ts";
@@ -37,10 +39,11 @@ function runStatus(result: ExecutionResult): RunStatus | "deleted" {
   return "success";
 }
 
-function threadStatus(result: ExecutionResult, queued: number): ThreadStatus {
+/** The thread's status after the run, unless more runs are in flight (the store then keeps it `busy`). */
+function threadStatus(result: ExecutionResult): ThreadStatus {
   if (result.kind === "failed") return "error";
   if (result.kind === "done" && result.next.length > 0) return "interrupted";
-  return queued > 0 ? "busy" : "idle";
+  return "idle";
 }
 
 /**
@@ -77,6 +80,7 @@ async function publishOutcome(backend: RunBackend, runId: string, outcome: RunOu
 export async function settleRun(
   ctx: ServerContext,
   backend: RunBackend,
+  threads: ThreadService,
   run: Run,
   end: RunEnd,
   writer: RunEventWriter,
@@ -86,29 +90,21 @@ export async function settleRun(
   const error = result.kind === "failed" ? result.error : undefined;
   if (error) writer.push("error", error);
   const rolledBack = status === "deleted";
-  // The queue length is read alongside the last events' append: one round trip to Redis, not two.
-  const [queued] = await Promise.all([
-    run.kwargs.temporary || rolledBack ? 0 : backend.store.queued(run.thread_id),
-    writer.flush().catch((err) => ctx.logger.error({ err, run_id: run.run_id }, "storing run events failed")),
-  ]);
+  await writer.flush().catch((err) => ctx.logger.error({ err, run_id: run.run_id }, "storing run events failed"));
   let values = result.values;
   if (!run.kwargs.temporary) {
     // After a rollback the thread is what its earlier state says (values, pending interrupts).
     const settled = rolledBack ? await rollbackCheckpoints(ctx, run) : result;
     values = settled.values;
-    const queuedNow = rolledBack ? await backend.store.queued(run.thread_id) : queued;
-    const thread = await ctx.storage.threads.update(
-      run.thread_id,
-      {
-        status: threadStatus(settled, queuedNow),
-        ...((rolledBack || (values !== undefined && values !== null)) && { values: values as JsonObject | null }),
-        interrupts: settled.kind === "done" ? settled.interrupts : {},
-        state_updated: true,
-      },
-      end.thread,
-    );
-    // The thread was deleted while the run executed: drop the checkpoints the run wrote since.
-    if (!thread) await ctx.storage.checkpointer.deleteThread(run.thread_id);
+    const update = {
+      status: threadStatus(settled),
+      ...((rolledBack || (values !== undefined && values !== null)) && { values: values as JsonObject | null }),
+      interrupts: settled.kind === "done" ? settled.interrupts : {},
+      state_updated: true,
+    };
+    // Fenced: a worker whose lease another took over writes nothing (the new owner settles the run).
+    const fence = { runId: run.run_id, attempt: end.attempt };
+    if ((await threads.settleRun(run.thread_id, update, fence, end.thread)) === "lease-lost") return undefined;
   }
   // What `…/wait` answers: the run's last `values` event (an interrupt's `{__interrupt__}`), not the thread's values.
   const output = result.kind === "done" && !rolledBack && result.output !== undefined ? result.output : values;
@@ -134,25 +130,23 @@ export async function settleRun(
       ctx.logger,
     );
   }
-  if (run.kwargs.temporary) await deleteTemporaryThread(ctx, run.thread_id);
+  if (run.kwargs.temporary) await threads.removeTemporary(run.thread_id);
   return outcome;
 }
 
-export async function deleteTemporaryThread(ctx: ServerContext, threadId: string): Promise<void> {
-  await ctx.storage.threads.delete(threadId);
-  await ctx.storage.checkpointer.deleteThread(threadId);
-}
-
-/** A run whose worker died and which will not be retried: its thread and waiters learn the outcome. */
+/**
+ * A run whose worker died and which will not be retried: its thread and waiters learn the
+ * outcome. A run that was being rolled back goes with every checkpoint it wrote.
+ */
 export async function settleAbandoned(
   ctx: ServerContext,
   backend: RunBackend,
-  runId: string,
-  outcome: "error" | "interrupted",
+  threads: ThreadService,
+  { runId, outcome }: Pick<ExpiredRun, "runId" | "outcome">,
   maxAttempts: number,
 ): Promise<void> {
   const run = await backend.store.get(runId);
-  if (!run) return;
+  if (!run || outcome === "pending") return;
   const error: RunError | undefined =
     outcome === "error"
       ? {
@@ -161,12 +155,11 @@ export async function settleAbandoned(
         }
       : undefined;
   if (error) await backend.events.append(runId, [{ event: "error", data: JSON.stringify(error) }]);
-  if (!run.kwargs.temporary) {
-    const queued = await backend.store.queued(run.thread_id);
-    await ctx.storage.threads.update(run.thread_id, { status: error ? "error" : queued > 0 ? "busy" : "idle" });
-  }
+  if (outcome === "deleted") await ctx.storage.checkpointer.deleteRun(run.thread_id, runId);
+  if (!run.kwargs.temporary) await threads.runsChanged(run.thread_id, error ? "error" : "idle");
   await publishOutcome(backend, runId, { status: outcome, values: null, ...(error && { error }) });
-  if (run.kwargs.temporary) await deleteTemporaryThread(ctx, run.thread_id);
+  if (outcome === "deleted") await backend.store.delete(runId);
+  if (run.kwargs.temporary) await threads.removeTemporary(run.thread_id);
 }
 
 /** A pending run cancelled before any worker took it: close its stream so waiters return. */

@@ -2,12 +2,15 @@ import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ServerContext } from "../../context.ts";
 import type { Thread } from "../../storage/types.ts";
 import { RunEventWriter } from "../../stream/writer.ts";
+import type { ThreadService } from "../../threads/service.ts";
 import type { RunBackend } from "../queue/backend.ts";
 import type { ClaimedRun } from "../queue/store.ts";
 import { executeRun } from "./execute.ts";
 import { type RunEnd, type RunOutcome, settleAbandoned, settleRun } from "./settle.ts";
 
 export interface WorkerPoolOptions {
+  /** Every read and write of a run's thread goes through it (status, values, fencing). */
+  threads: ThreadService;
   /** Runs this process executes at once. */
   concurrency: number;
   /** A run whose worker has not renewed its lease for this long is taken over by another worker. */
@@ -188,15 +191,12 @@ export class RunWorkerPool {
     const startedAt = new Date().toISOString();
     const writer = new RunEventWriter(events, run.run_id);
     writer.push("metadata", { run_id: run.run_id, attempt });
-    // Creating a queued run marked the thread busy; the previous run's end may have raced with
-    // that. A run claimed as it was created had no previous run left to race with.
-    const { threads } = this.#ctx.storage;
-    let thread = created ?? (await threads.get(run.thread_id));
-    if (thread && thread.status !== "busy") thread = await threads.update(run.thread_id, { status: "busy" }, thread);
+    // The thread's status is `busy` from the write that followed the enqueue (the store derives it).
+    const thread = created ?? (await this.#options.threads.find(run.thread_id));
     if (!thread) {
       const error = { error: "ThreadNotFound", message: `Thread ${run.thread_id} was deleted before the run started` };
       const end: RunEnd = { result: { kind: "failed", error, values: null }, attempt, startedAt };
-      return settleRun(this.#ctx, this.#backend, run, end, writer);
+      return settleRun(this.#ctx, this.#backend, this.#options.threads, run, end, writer);
     }
     // Renewals also pick up cancel requests whose pub/sub message was missed, so at least every second.
     const heartbeat = setInterval(
@@ -234,7 +234,7 @@ export class RunWorkerPool {
       return undefined;
     }
     const end: RunEnd = { result, attempt, startedAt, thread };
-    return settleRun(this.#ctx, this.#backend, run, end, writer);
+    return settleRun(this.#ctx, this.#backend, this.#options.threads, run, end, writer);
   }
 
   async #sweep(): Promise<void> {
@@ -243,7 +243,7 @@ export class RunWorkerPool {
       for (const run of expired) {
         this.#ctx.logger.warn({ run_id: run.runId, attempt: run.attempt, outcome: run.outcome }, "run lease expired");
         if (run.outcome !== "pending")
-          await settleAbandoned(this.#ctx, this.#backend, run.runId, run.outcome, this.#options.maxAttempts);
+          await settleAbandoned(this.#ctx, this.#backend, this.#options.threads, run, this.#options.maxAttempts);
       }
     } catch (error) {
       this.#ctx.logger.error({ err: error }, "sweeping expired runs failed");
