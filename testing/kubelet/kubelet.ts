@@ -6,12 +6,14 @@ import { pino } from "pino";
 import { COMPONENT_LABEL, INSTANCE_LABEL } from "../../operator/src/build/names.ts";
 import { startInformer } from "../../operator/src/controller-runtime/informer.ts";
 import { WorkQueue } from "../../operator/src/controller-runtime/work-queue.ts";
-import { isNotFound, KubeClient, type KubeObject } from "../../operator/src/kube/client.ts";
+import { isNotFound, KubeApiError, KubeClient, type KubeObject } from "../../operator/src/kube/client.ts";
 import type { KubeConnection } from "../../operator/src/kube/config.ts";
 import { resourcePath, resources } from "../../operator/src/kube/resources.ts";
 import { serveContainerLogs } from "./container-logs.ts";
 import type { PodSpec } from "./pod-env.ts";
 import { type ImageResolver, type ImageTable, PodRunner } from "./pod-runner.ts";
+import { type StatefulSet, syncRedisStatefulSet } from "./statefulset.ts";
+import { recordWarning } from "./workload-events.ts";
 
 export type { ImageResolver, ImageTable } from "./pod-runner.ts";
 
@@ -104,7 +106,8 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
     log,
     backoff,
   });
-  const statefulSets = startInformer<KubeObject>({
+  const statefulSetFailures = new Map<string, string>();
+  const statefulSets = startInformer<StatefulSet>({
     kube,
     path: resourcePath(resources.statefulSet),
     labelSelector: MANAGED,
@@ -154,19 +157,33 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
       }));
     const live = pods.cache
       .list(namespace)
-      .filter((p) => p.metadata?.name?.startsWith(`${name}-`) && !p.metadata.deletionTimestamp);
+      .filter(
+        (p) =>
+          p.metadata?.name?.startsWith(`${name}-`) &&
+          p.metadata.labels?.[TEMPLATE_HASH] &&
+          !p.metadata.deletionTimestamp,
+      );
     const current = live.filter((p) => p.metadata?.labels?.[TEMPLATE_HASH] === hash);
     const old = live.filter((p) => p.metadata?.labels?.[TEMPLATE_HASH] !== hash);
-    for (let i = current.length; i < want; i++) {
+    let createFailure: string | undefined;
+    for (let i = current.length; i < want && !createFailure; i++) {
       const podName = `${rsName}-${randomBytes(3).toString("hex")}`;
-      const created = await kube.create<KubeObject>(resourcePath(resources.pod, namespace), {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: podName, namespace, labels, ownerReferences: [controllerRef(replicaSet)] },
-        spec: { ...deployment.spec.template.spec, nodeName: NODE_NAME },
-      });
-      current.push(created);
+      try {
+        current.push(
+          await kube.create<KubeObject>(resourcePath(resources.pod, namespace), {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: podName, namespace, labels, ownerReferences: [controllerRef(replicaSet)] },
+            spec: { ...deployment.spec.template.spec, nodeName: NODE_NAME },
+          }),
+        );
+      } catch (error) {
+        // Admission (Pod Security, a ResourceQuota) refused it: the ReplicaSet controller's report.
+        if (!(error instanceof KubeApiError)) throw error;
+        createFailure = error.message;
+      }
     }
+    const replicaFailure = await reportReplicaFailure(replicaSet, createFailure);
     for (const pod of current) ensureRunner(namespace, name, pod, deployment.spec.template.spec, instance);
     const currentRunners = current.map((p) => runners.get(`${namespace}/${p.metadata?.name}`));
     const readyCurrent = currentRunners.filter((r) => r?.ready).length;
@@ -211,6 +228,8 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
           reason: ready >= want ? "MinimumReplicasAvailable" : "MinimumReplicasUnavailable",
         },
         { type: "Progressing", ...progressing },
+        // The Deployment controller copies its ReplicaSet's failure condition.
+        ...(replicaFailure ? [replicaFailure] : []),
       ],
     };
     if (JSON.stringify(status) !== JSON.stringify(deployment.status)) {
@@ -220,6 +239,22 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
     for (const service of services.cache.list(namespace)) {
       if (service.metadata?.labels?.[INSTANCE_LABEL] === instance) enqueue("svc", service);
     }
+  }
+
+  /**
+   * The ReplicaSet controller's report of pods it could not create: a `ReplicaFailure` condition
+   * (reason `FailedCreate`, the API server's message) and a Warning Event when that message is new.
+   */
+  async function reportReplicaFailure(replicaSet: KubeObject, failure: string | undefined) {
+    const status = (replicaSet as KubeObject & { status?: { conditions?: { message?: string }[] } }).status;
+    const previous = status?.conditions?.[0]?.message;
+    if (previous === failure) return failure && status?.conditions?.[0];
+    const condition = failure && { type: "ReplicaFailure", status: "True", reason: "FailedCreate", message: failure };
+    const path = `${resourcePath(resources.replicaSet, replicaSet.metadata?.namespace, replicaSet.metadata?.name)}/status`;
+    await kube.mergePatch(path, { status: { conditions: condition ? [condition] : null } }, FIELD_MANAGER);
+    if (failure)
+      await recordWarning(kube, replicaSet, "FailedCreate", `Error creating: ${failure}`, "replicaset-controller");
+    return condition;
   }
 
   function ensureRunner(
@@ -256,19 +291,11 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
   }
 
   async function syncStatefulSet(namespace: string, name: string): Promise<void> {
-    const sts = statefulSets.cache.get(name, namespace) as
-      | (KubeObject & { status?: { readyReplicas?: number } })
-      | undefined;
-    if (!sts || sts.status?.readyReplicas === 1) return;
-    const status = {
-      observedGeneration: sts.metadata?.generation,
-      replicas: 1,
-      readyReplicas: 1,
-      currentReplicas: 1,
-      updatedReplicas: 1,
-      availableReplicas: 1,
-    };
-    await kube.mergePatch(`${resourcePath(resources.statefulSet, namespace, name)}/status`, { status }, FIELD_MANAGER);
+    const sts = statefulSets.cache.get(name, namespace);
+    if (!sts || sts.metadata?.deletionTimestamp || sts.status?.readyReplicas === 1) return;
+    const ready = await syncRedisStatefulSet(kube, sts, NODE_NAME, statefulSetFailures);
+    // The StatefulSet controller retries a refused pod with backoff; a raised quota lets it through.
+    if (!ready) queue.addAfter(`sts/${namespace}/${name}`, 1_000);
   }
 
   async function syncService(namespace: string, name: string): Promise<void> {

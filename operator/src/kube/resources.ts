@@ -28,6 +28,8 @@ export const resources = {
   persistentVolumeClaim: { apiVersion: "v1", kind: "PersistentVolumeClaim", plural: "persistentvolumeclaims" },
   hpa: { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler", plural: "horizontalpodautoscalers" },
   event: { apiVersion: "events.k8s.io/v1", kind: "Event", plural: "events" },
+  /** What kube-controller-manager's controllers record (e.g. `FailedCreate` for a refused pod). */
+  coreEvent: { apiVersion: "v1", kind: "Event", plural: "events" },
   lease: { apiVersion: "coordination.k8s.io/v1", kind: "Lease", plural: "leases" },
 } as const satisfies Record<string, ResourceType>;
 
