@@ -297,6 +297,22 @@ describe.each([
       // The control plane wrote the API-key Secret (create) and the operator mounted it into the agent server.
       expect(JSON.stringify(kube.list("apps/v1", "deployments", agentNamespace))).toContain(`${id}-api-keys`);
       expect((await api("GET", "/v2/deployments")).status).toBe(200);
+      // A Redis StatefulSet that could not create its pod (no controller runs here: written as one
+      // reports it): the operator reads why from its Events.
+      const redisSets = kube.api.resource("apps/v1", "statefulsets");
+      const [redis] = kube.list("apps/v1", "statefulsets", agentNamespace);
+      expect(redis).toBeDefined();
+      kube.api.update(
+        redisSets,
+        agentNamespace,
+        redis?.metadata.name as string,
+        { ...redis, status: { observedGeneration: redis?.metadata.generation, replicas: 0 } },
+        { subresource: "status", fieldManager: "statefulset-controller" },
+      );
+      await until(
+        () => operatorProxy.calls.some((call) => call.resource === "events" && call.verb === "list"),
+        "the operator to read the Redis StatefulSet's Events",
+      );
       // What an administrator shared with the workspace, which the control plane reads before using it.
       const shared = { annotations: { "agentplane.dev/shared-with-workspaces": workspace } };
       const admin = kubeClientsOf(kube.kubeconfigPath);

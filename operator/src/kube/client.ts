@@ -113,8 +113,8 @@ export class KubeClient {
     }
   }
 
-  list<T>(path: string, labelSelector?: string): Promise<KubeList<T>> {
-    return this.request<KubeList<T>>("GET", path, { query: { labelSelector } });
+  list<T>(path: string, labelSelector?: string, fieldSelector?: string): Promise<KubeList<T>> {
+    return this.request<KubeList<T>>("GET", path, { query: { labelSelector, fieldSelector } });
   }
 
   create<T>(path: string, body: unknown): Promise<T> {

@@ -145,6 +145,22 @@ const redisUnbound = {
 const REDIS_CRASH = `${REDIS}-0: container redis keeps crashing with exit code 137 (restarted 3 times)`;
 const NOT_CREATED = `StatefulSet ${REDIS} could not create its pod (a ResourceQuota or LimitRange?): see kubectl describe statefulset ${REDIS}`;
 
+const QUOTA_REFUSAL = `create Pod ${REDIS}-0 in StatefulSet ${REDIS} failed error: pods "${REDIS}-0" is forbidden: exceeded quota: compute, requested: requests.memory=256Mi, used: requests.memory=1Gi, limited: requests.memory=1Gi`;
+const PSA_REFUSAL = `pods "${AGENT}-5d8f7-x2x9k" is forbidden: violates PodSecurity "restricted:latest": seccompProfile (pod or container "agent-server" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`;
+
+/** A core/v1 Event of the StatefulSet controller about the Redis StatefulSet with `uid`. */
+const redisEvent = (name: string, uid: string, at: string, message: string): KubeObject =>
+  ({
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: `${REDIS}.${name}`, namespace: "agents" },
+    involvedObject: { apiVersion: "apps/v1", kind: "StatefulSet", name: REDIS, namespace: "agents", uid },
+    type: "Warning",
+    reason: "FailedCreate",
+    message,
+    lastTimestamp: at,
+  }) as KubeObject;
+
 /** r1 rolling out, its agent pods waiting, while the managed Redis is in `redisStatus` with `pods`. */
 function redisTrouble(what: string, redisStatus: object, pods: KubeObject[], conditions: string[]): Case {
   return {
@@ -900,7 +916,7 @@ const cases: Case[] = [
     ],
   ),
   redisTrouble(
-    "pod never created (a quota refuses it)",
+    "pod never created, no Event (yet) saying why",
     { observedGeneration: 1, replicas: 0 },
     [],
     [
@@ -909,6 +925,59 @@ const cases: Case[] = [
       `Degraded=True RedisPodNotCreated: ${NOT_CREATED}`,
     ],
   ),
+  {
+    name: "managed Redis pod refused by a quota (its StatefulSet's FailedCreate Event): the revision fails with the quota's words",
+    objects: [
+      deployment({}, {}, { latestCreatedRevision: "r1", deploymentStatus: "AWAITING_DATABASE", readyReplicas: 0 }),
+      revision("r1", 10, "DEPLOYING"),
+      ...appliedChildren(deployment(), revision("r1", 10), {
+        Deployment: stalled,
+        StatefulSet: { observedGeneration: 1, replicas: 0 },
+      }),
+      redisEvent("now", `uid-StatefulSet-${REDIS}`, second(30), QUOTA_REFUSAL),
+      // An older StatefulSet of the same name (deleted since) is not this one.
+      redisEvent("old", "uid-of-an-older-statefulset", second(40), "create Pod failed error: an older refusal"),
+    ],
+    writes: [`status AgentDeployment ${NAME}`, "status AgentRevision r1"],
+    status: {
+      [NAME]: {
+        observedGeneration: 1,
+        latestCreatedRevision: "r1",
+        readyReplicas: 0,
+        deploymentStatus: "AWAITING_DATABASE",
+        conditions: [
+          `Ready=False RevisionFailed: FailedCreate: managed Redis ${QUOTA_REFUSAL}`,
+          `Progressing=False RolloutFailed: FailedCreate: managed Redis ${QUOTA_REFUSAL}`,
+          `Degraded=True FailedCreate: managed Redis ${QUOTA_REFUSAL}`,
+        ],
+      },
+      r1: {
+        observedGeneration: 1,
+        revisionStatus: "DEPLOY_FAILED",
+        message: `FailedCreate: managed Redis ${QUOTA_REFUSAL}`,
+        readyReplicas: 0,
+        conditions: [`Ready=False FailedCreate: FailedCreate: managed Redis ${QUOTA_REFUSAL}`],
+      },
+    },
+    events: [`Warning FailedCreate Revision r1 is DEPLOY_FAILED: FailedCreate: managed Redis ${QUOTA_REFUSAL}`],
+    requeue: POLL,
+  },
+  (() => {
+    // No pod at all: Pod Security admission refuses each one the ReplicaSet creates.
+    const refused = failure(
+      "pods refused by Pod Security admission (the Deployment's ReplicaFailure)",
+      {},
+      "FailedCreate",
+      `Deployment ${AGENT} cannot create pods: ${PSA_REFUSAL}`,
+      {
+        ...stalled,
+        replicas: 0,
+        updatedReplicas: 0,
+        conditions: [{ type: "ReplicaFailure", status: "True", reason: "FailedCreate", message: PSA_REFUSAL }],
+      },
+    );
+    return { ...refused, objects: refused.objects.filter((o) => o.kind !== "Pod") };
+  })(),
   {
     name: "a DEPLOYED revision stays DEPLOYED when its pod later crash-loops; the deployment is Degraded",
     objects: [

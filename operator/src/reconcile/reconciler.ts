@@ -7,16 +7,7 @@ import {
 } from "@agentplane/crds";
 import type { Logger } from "pino";
 import { type DesiredChildren, desiredChildren, intentHash } from "../build/children.ts";
-import {
-  agentName,
-  COMPONENT_LABEL,
-  FIELD_MANAGER,
-  INSTANCE_LABEL,
-  nameOf,
-  REVISION_LABEL,
-  redisName,
-  SPEC_HASH_ANNOTATION,
-} from "../build/names.ts";
+import { agentName, FIELD_MANAGER, nameOf, REVISION_LABEL, SPEC_HASH_ANNOTATION } from "../build/names.ts";
 import { describeViolations, type ForeignReference, foreignReferences, policyViolations } from "../build/pod-policy.ts";
 import { managesRedis } from "../build/redis.ts";
 import type { BuildSettings } from "../build/settings.ts";
@@ -26,17 +17,24 @@ import { isConflict, KubeApiError, type KubeClient, type KubeObject } from "../k
 import type { EventRecorder } from "../kube/events.ts";
 import { type ResourceType, resourcePath, resources, resourceTypeOf } from "../kube/resources.ts";
 import { agentDeploymentStatus } from "../status/deployment.ts";
-import { type RedisProblem, redisProblem } from "../status/redis.ts";
 import {
   activeRevisionOutcome,
   type RevisionOutcome,
   revisionStatusFor,
   supersededOutcome,
 } from "../status/revisions.ts";
-import { type LiveDeployment, type PodFailure, podFailure, type Rollout, rolloutStatus } from "../status/rollout.ts";
-import { type Caches, childCache, type LiveService } from "./caches.ts";
+import {
+  type LiveDeployment,
+  type PodFailure,
+  podFailure,
+  type Rollout,
+  replicaFailure,
+  rolloutStatus,
+} from "../status/rollout.ts";
+import { type Caches, childCache } from "./caches.ts";
 import { keepLiveClaimTemplates } from "./claim-templates.ts";
 import { cleanUp } from "./cleanup.ts";
+import { managedRedisProblem, redisFailure, redisReady, revisionPods, serviceUrl } from "./observe.ts";
 
 interface Write {
   hash: string;
@@ -143,21 +141,16 @@ export class Reconciler {
     const rejection = policy ?? applied?.refused;
     const servesActive = deployment?.spec?.template?.metadata?.labels?.[REVISION_LABEL] === nameOf(active);
     const rollout: Rollout | undefined = deployment && servesActive ? rolloutStatus(deployment) : undefined;
-    const pods = this.deps.caches.pods
-      .list(namespace)
-      .filter(
-        (p) => p.metadata?.labels?.[INSTANCE_LABEL] === name && p.metadata.labels[REVISION_LABEL] === nameOf(active),
-      );
-    const redis = managesRedis(agd) ? this.redisProblem(agd) : undefined;
+    const pods = revisionPods(this.deps, agd, nameOf(active));
+    const redis = managesRedis(agd) ? await managedRedisProblem(this.deps, agd) : undefined;
     // A Redis that cannot start fails the rollout with its own reason: the agent pods, not ready
-    // without it, would otherwise fail it much later as a misleading progress-deadline overrun.
-    const redisFailure: PodFailure | undefined = redis?.definite
-      ? { reason: redis.reason as PodFailure["reason"], message: `managed Redis ${redis.message}` }
-      : undefined;
-    const failure = rejection ?? podFailure(pods) ?? redisFailure;
+    // without it, would otherwise fail it much later as a misleading progress-deadline overrun. So do
+    // pods admission refuses (the Deployment's ReplicaFailure condition).
+    const failure =
+      rejection ?? podFailure(pods) ?? (servesActive ? replicaFailure(deployment) : undefined) ?? redisFailure(redis);
     const readyReplicas = deployment?.status?.readyReplicas ?? 0;
     const outcome = activeRevisionOutcome(active.status?.revisionStatus, rollout, failure);
-    const redisReady = !managesRedis(agd) || this.redisReady(agd);
+    const redisUp = !managesRedis(agd) || redisReady(this.deps, agd);
     // The deployment first: whoever sees a revision DEPLOYED (a CI job polling it) then finds the
     // deployment already naming it active, with its URL.
     await this.writeDeploymentStatus(agd, {
@@ -165,9 +158,9 @@ export class Reconciler {
       rollout,
       failure,
       readyReplicas,
-      redisReady,
+      redisReady: redisUp,
       ...(redis ? { redis } : {}),
-      url: this.url(agd),
+      url: serviceUrl(this.deps, agd),
     });
     await this.writeRevisionStatus(agd, active, outcome, servesActive ? readyReplicas : 0);
     for (const revision of revisions) {
@@ -177,7 +170,7 @@ export class Reconciler {
     }
     // A rejected spec changes only when the custom resources do, and their events bring us back.
     if (rejection) return undefined;
-    const settled = outcome.revisionStatus !== "DEPLOYING" && redisReady && rollout?.phase === "complete";
+    const settled = outcome.revisionStatus !== "DEPLOYING" && redisUp && rollout?.phase === "complete";
     return settled ? undefined : { requeueAfterMs: this.deps.pollMs };
   }
 
@@ -369,32 +362,6 @@ export class Reconciler {
     memo.set(memoKey, { hash, basedOn: obj.metadata?.resourceVersion, at: Date.now() });
     this.deps.metrics.statusWrites.inc({ kind: obj.kind });
     return true;
-  }
-
-  /** The managed Redis's trouble, from its StatefulSet and its pod in the caches. */
-  private redisProblem(agd: AgentDeployment): RedisProblem | undefined {
-    const namespace = agd.metadata.namespace;
-    const pods = this.deps.caches.pods
-      .list(namespace)
-      .filter(
-        (p) => p.metadata?.labels?.[INSTANCE_LABEL] === nameOf(agd) && p.metadata.labels[COMPONENT_LABEL] === "redis",
-      );
-    return redisProblem(this.deps.caches.statefulSets.get(redisName(agd), namespace), pods);
-  }
-
-  private redisReady(agd: AgentDeployment): boolean {
-    const sts = this.deps.caches.statefulSets.get(`${agentName(agd)}-redis`, agd.metadata.namespace);
-    return (sts?.status?.readyReplicas ?? 0) >= 1;
-  }
-
-  /** The load balancer's address when the Service has one, else the in-cluster DNS name. */
-  private url(agd: AgentDeployment): string {
-    const { settings, caches } = this.deps;
-    const service: LiveService | undefined = caches.services.get(agentName(agd), agd.metadata.namespace);
-    const ingress = service?.status?.loadBalancer?.ingress?.[0];
-    const host = ingress?.ip ?? ingress?.hostname;
-    if (host) return `http://${host}:${ingress?.ports?.[0]?.port ?? settings.agentPort}`;
-    return `http://${agentName(agd)}.${agd.metadata.namespace}.svc.${settings.clusterDomain}:${settings.agentPort}`;
   }
 
   private async writeRevisionStatus(

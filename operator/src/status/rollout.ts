@@ -88,9 +88,16 @@ const IMAGE_PULL_REASONS = new Set(["ImagePullBackOff", "ErrImagePull", "Invalid
 export interface PodFailure {
   /**
    * SpecRejected: the pod policy refused the spec, so no pod was ever rendered (see build/pod-policy.ts).
-   * ObjectRejected: the API server refused an object the operator applied (422 Invalid, 403 admission).
+   * ObjectRejected: the API server refused an object the operator applied (422 Invalid, 400).
+   * FailedCreate: admission refused the pods the Deployment's ReplicaSet creates (Pod Security, a ResourceQuota).
    */
-  reason: "ImagePullBackOff" | "CrashLoopBackOff" | "Unschedulable" | "SpecRejected" | "ObjectRejected";
+  reason:
+    | "ImagePullBackOff"
+    | "CrashLoopBackOff"
+    | "Unschedulable"
+    | "SpecRejected"
+    | "ObjectRejected"
+    | "FailedCreate";
   message: string;
 }
 
@@ -122,4 +129,16 @@ export function podFailure(pods: readonly LivePod[]): PodFailure | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The Deployment controller's copy of its ReplicaSet's `ReplicaFailure` condition: the API server refused
+ * the pods (Pod Security admission, a ResourceQuota), which on a real cluster is reported nowhere else
+ * but in Events, and would otherwise surface only as a progress-deadline overrun much later.
+ */
+export function replicaFailure(deployment: LiveDeployment | undefined): PodFailure | undefined {
+  const failed = deployment?.status?.conditions?.find((c) => c.type === "ReplicaFailure" && c.status === "True");
+  if (failed?.reason !== "FailedCreate") return undefined;
+  const name = deployment?.metadata?.name ?? "the agent Deployment";
+  return { reason: "FailedCreate", message: `Deployment ${name} cannot create pods: ${failed.message ?? ""}` };
 }

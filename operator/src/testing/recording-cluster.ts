@@ -11,7 +11,7 @@ import {
   ResourceRegistry,
   type ResourceType as ServedType,
 } from "../../../testing/kube-apiserver/resources.ts";
-import { labelSelector } from "../../../testing/kube-apiserver/selectors.ts";
+import { fieldSelector, labelSelector } from "../../../testing/kube-apiserver/selectors.ts";
 import { ObjectStore, type KubeObject as StoredObject } from "../../../testing/kube-apiserver/store.ts";
 import { MANAGED_BY, MANAGED_BY_LABEL } from "../build/names.ts";
 import { type BuildSettings, defaultBuildSettings } from "../build/settings.ts";
@@ -54,9 +54,12 @@ class RecordingKube implements ReconcilerKube {
     return this.api.store.get(resource, namespace, name) as T | undefined;
   }
 
-  async list<T>(path: string, selector?: string): Promise<KubeList<T>> {
+  async list<T>(path: string, selector?: string, fields?: string): Promise<KubeList<T>> {
     const { resource, namespace } = this.resolve(path);
-    const items = this.api.store.list(resource, namespace).filter(labelSelector(selector));
+    const items = this.api.store
+      .list(resource, namespace)
+      .filter(labelSelector(selector))
+      .filter(fieldSelector(fields));
     return {
       metadata: { resourceVersion: String(this.api.store.resourceVersion) },
       items: structuredClone(items) as T[],
