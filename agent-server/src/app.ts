@@ -14,6 +14,7 @@ import { cors, corsSettings } from "./http/cors.ts";
 import { jsonBody, jsonQueryLimits } from "./http/json-limits.ts";
 import type { Loopback } from "./http/loopback.ts";
 import { builtinRouteEnabled, readHttpSection } from "./http/section.ts";
+import { webhookGuard } from "./http/webhook-guard.ts";
 import { storageUnavailableHandler } from "./storage/unavailable.ts";
 import { systemRoutes } from "./system/routes.ts";
 
@@ -31,6 +32,8 @@ export interface ServerModule {
    * `http.app`, which may need the raw body).
    */
   middleware?(ctx: ServerContext): RequestHandler[];
+  /** Whether its middleware authenticates every API request (custom auth): then no API keys is no open API. */
+  authenticatesRequests?(): boolean;
   start?(ctx: ServerContext): Promise<void> | void;
   stop?(ctx: ServerContext): Promise<void> | void;
 }
@@ -59,9 +62,11 @@ export function createApp(ctx: ServerContext, modules: ServerModule[], loopback:
   const observers = modules.map((module) => module.observe?.(ctx) ?? {});
   for (const { request } of observers) if (request) app.use(request);
   const keys = ctx.config.apiKeyHashes;
-  app.use(apiKeyAuth(keys.length > 0 ? [...keys, loopback.keyHash] : keys, ctx.logger));
+  const usersAuthenticated = modules.some((module) => module.authenticatesRequests?.() ?? false);
+  app.use(apiKeyAuth(keys.length > 0 ? [...keys, loopback.keyHash] : keys, ctx.logger, usersAuthenticated));
   for (const module of modules) for (const handler of module.middleware?.(ctx) ?? []) app.use(handler);
   app.use(jsonBody(ctx.config.bodyLimit), jsonQueryLimits(), configurableHeaders(http.configurable_headers));
+  app.use(webhookGuard(ctx.config.webhookPolicy));
   app.use(docsRouter("agentplane Agent Server"));
   mountRoutes(app, routes);
   app.use(notFoundHandler);

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { hashApiKey, isApiKeyHash } from "@agentplane/common";
 import { z } from "zod";
+import { WebhookPolicy } from "./runs/worker/webhook-policy.ts";
 
 export type ServerMode = "dev" | "serve";
 
@@ -32,6 +33,11 @@ export interface ServerConfig {
    * default true; see pooled-random.ts). The patch is process-wide: graph code sees it too.
    */
   pooledRandomValues: boolean;
+  /**
+   * Internal hosts absolute webhooks may reach (WEBHOOK_ALLOWED_HOSTS: host names, `*.domain`,
+   * addresses, CIDR ranges); loopback, link-local and private addresses are refused otherwise.
+   */
+  webhookPolicy: WebhookPolicy;
 }
 
 /** Bad flags or environment: the CLI prints the message and exits with code 2. */
@@ -75,6 +81,14 @@ const RawSettings = z.object({
     .enum(["true", "false", "1", "0"], { error: "POOLED_RANDOM_VALUES must be true or false" })
     .transform((value) => value === "true" || value === "1"),
 });
+
+function webhookPolicy(text: string): WebhookPolicy {
+  try {
+    return new WebhookPolicy(text.split(",").filter((entry) => entry.trim().length > 0));
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
 
 function readKeyFile(path: string): string[] {
   let text: string;
@@ -176,5 +190,6 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     corsOrigins: raw.corsOrigins.split(",").map((origin) => origin.trim()),
     shutdownGraceMs: raw.shutdownGraceMs,
     pooledRandomValues: raw.pooledRandomValues,
+    webhookPolicy: webhookPolicy(env.WEBHOOK_ALLOWED_HOSTS ?? ""),
   };
 }

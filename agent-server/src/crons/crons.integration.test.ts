@@ -56,7 +56,12 @@ describe("crons on Redis (one process, injected clock)", () => {
     });
     // Every module that uses runs must get this runs module; only the crons module is swapped.
     const modules = defaultModules({ runs }).map((module) => (module.name === "crons" ? crons : module));
-    app = await startExtensionServer(testRedisUrl(), { prefix: uniquePrefix("crons"), modules });
+    app = await startExtensionServer(testRedisUrl(), {
+      prefix: uniquePrefix("crons"),
+      modules,
+      // The webhook receivers listen on loopback, which webhooks may reach only when allowed.
+      env: { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" },
+    });
   });
   afterAll(() => app?.close());
 

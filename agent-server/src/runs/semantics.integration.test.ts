@@ -45,7 +45,12 @@ let server: RunTestServer;
 const prefix = uniquePrefix("runs");
 
 beforeAll(async () => {
-  server = await startRunServer(testRedisUrl(), { prefix, callbacks: [recorder] });
+  server = await startRunServer(testRedisUrl(), {
+    prefix,
+    callbacks: [recorder],
+    // The webhook receiver listens on loopback, which webhooks may reach only when allowed.
+    env: { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" },
+  });
 });
 afterAll(async () => {
   await server?.close();

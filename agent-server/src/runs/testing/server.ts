@@ -39,6 +39,7 @@ export async function startRunServer(
     settings?: Partial<RunSettings>;
     callbacks?: BaseCallbackHandler[];
     configPath?: string;
+    env?: NodeJS.ProcessEnv;
   } = {},
 ): Promise<RunTestServer> {
   const runs = runsModule({ settings: { ...fastRunSettings, ...options.settings }, callbacks: options.callbacks });
@@ -47,7 +48,7 @@ export async function startRunServer(
   const server = await startTestServer(options.configPath ?? runFixtureConfig, {
     redisUrl,
     prefix: options.prefix ?? `runs-${randomUUID().slice(0, 8)}:`,
-    env: { N_WORKERS: String(options.workers ?? 4), SHUTDOWN_GRACE_MS: "2000" },
+    env: { N_WORKERS: String(options.workers ?? 4), SHUTDOWN_GRACE_MS: "2000", ...options.env },
     modules,
   });
   return {

@@ -31,7 +31,8 @@ beforeEach(async () => {
   storage = await createRedisStorage({ url: testRedisUrl(), prefix });
   backend = await createRedisRunBackend({ url: testRedisUrl(), prefix: `${prefix}runs:` });
   ctx = {
-    config: loadConfig(["dev", "--config", fixtureConfig], {}),
+    // The webhook receivers listen on loopback, which webhooks may reach only when allowed.
+    config: loadConfig(["dev", "--config", fixtureConfig], { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" }),
     storage,
     graphs: echoGraphRegistry(storage),
     logger: createLogger("settle-test", "silent"),

@@ -8,7 +8,7 @@ import type { RunBackend } from "../queue/backend.ts";
 import type { ExpiredRun } from "../queue/store.ts";
 import type { Run, RunStatus } from "../schemas.ts";
 import { type ExecutionResult, interruptsOf, type RunError } from "./execute.ts";
-import { sendWebhook } from "./webhook.ts";
+import { defaultWebhookOptions, sendWebhook } from "./webhook.ts";
 
 /** How long a finished run's events stay readable (joins, resumes, `…/wait` of late clients). */
 export const FINISHED_STREAM_TTL_SECONDS = 3600;
@@ -128,6 +128,7 @@ export async function settleRun(
         ...(error && { error: error.message }),
       },
       ctx.logger,
+      { ...defaultWebhookOptions, policy: ctx.config.webhookPolicy },
     );
   }
   if (run.kwargs.temporary) await threads.removeTemporary(run.thread_id);

@@ -5,9 +5,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Loopback } from "../../http/loopback.ts";
 import type { WebhookPayload } from "./webhook.ts";
 import { sendWebhook } from "./webhook.ts";
+import { WebhookPolicy } from "./webhook-policy.ts";
 
 const logger = createLogger("webhook-test", "silent");
-const fast = { attempts: 3, timeoutMs: 2_000, backoffMs: 10 };
+/** The receivers listen on loopback, which only an allow-list entry opens to webhooks. */
+const fast = { attempts: 3, timeoutMs: 2_000, backoffMs: 10, policy: new WebhookPolicy(["127.0.0.1"]) };
 const payload = {
   run_id: "run-1",
   status: "success",
@@ -35,7 +37,8 @@ describe("sendWebhook", () => {
       req.on("data", (chunk) => (text += chunk));
       req.on("end", () => {
         received.push({ path: req.url ?? "", apiKey: req.headers["x-api-key"] as string, body: JSON.parse(text) });
-        res.writeHead(answers.shift() ?? 200).end();
+        const status = answers.shift() ?? 200;
+        res.writeHead(status, status >= 300 && status < 400 ? { location: "/elsewhere" } : {}).end();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -67,6 +70,32 @@ describe("sendWebhook", () => {
     expect(received[0]?.path).toBe("/hooks/done");
     expect(received[0]?.apiKey).toEqual(expect.any(String));
     expect(received[0]?.body).toMatchObject({ run_id: "run-1" });
+  });
+
+  it("refuses loopback, link-local and internal hosts by default, without a request or a retry", async () => {
+    const strict = { ...fast, policy: new WebhookPolicy([]) };
+    const port = new URL(url).port;
+    for (const target of [`${url}/hook`, `http://localhost:${port}/hook`, "http://169.254.169.254/latest"]) {
+      const started = Date.now();
+      expect(await sendWebhook(target, payload, logger, strict)).toBe(false);
+      expect(Date.now() - started).toBeLessThan(1000);
+    }
+    expect(received).toHaveLength(0);
+  });
+
+  it("delivers to an allowed name at the address it checked", async () => {
+    const byName = { ...fast, policy: new WebhookPolicy(["localhost"]) };
+    const port = new URL(url).port;
+    // localhost may resolve to ::1 first, where nothing listens: the address list is kept for happy eyeballs.
+    expect(await sendWebhook(`http://localhost:${port}/named`, payload, logger, byName)).toBe(true);
+    expect(received.map((r) => r.path)).toEqual(["/named"]);
+  });
+
+  it("does not follow redirects (a receiver cannot bounce the run to an internal address)", async () => {
+    answers.push(302, 302, 302);
+    expect(await sendWebhook(`${url}/redirecting`, payload, logger, fast)).toBe(false);
+    // fetch would have followed each 302 to /elsewhere.
+    expect(received.map((r) => r.path)).toEqual(["/redirecting", "/redirecting", "/redirecting"]);
   });
 
   it("gives up on a path when no server is listening in the process, without throwing", async () => {
