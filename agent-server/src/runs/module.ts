@@ -2,6 +2,7 @@ import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ServerModule } from "../app.ts";
 import type { ServerContext } from "../context.ts";
 import type { RunEventLog } from "../stream/event-log.ts";
+import { CheckpointValues, MaterialisingRunEventLog } from "../stream/references.ts";
 import { MemoryThreadStore } from "../threads/memory-store.ts";
 import { runQueuePrefix, threadKeys } from "../threads/redis-index.ts";
 import { ThreadService } from "../threads/service.ts";
@@ -63,7 +64,10 @@ export function runsModule(options: RunsModuleOptions = {}): RunsModule {
     },
     settings,
     async start(ctx) {
-      const backend = await openBackend(ctx);
+      const opened = await openBackend(ctx);
+      // Root values events are logged as references to the checkpoints that hold the same state.
+      const checkpointValues = new CheckpointValues(ctx.storage.checkpointer);
+      const backend = { ...opened, events: new MaterialisingRunEventLog(opened.events, checkpointValues) };
       // The runs' view of their threads; a thread deleted through it takes its runs along.
       const threads = new ThreadService(ctx, { onDelete: (threadId) => service().deleteThreadRuns(threadId) });
       const pool = new RunWorkerPool(ctx, backend, {
@@ -74,6 +78,7 @@ export function runsModule(options: RunsModuleOptions = {}): RunsModule {
         pollMs: settings.pollMs,
         callbacks: options.callbacks,
         onExecuted: options.onRunExecuted,
+        checkpointValues,
       });
       await pool.start();
       started = { backend, pool, service: new RunService(ctx, backend, threads, pool) };

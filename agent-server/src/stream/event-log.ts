@@ -5,8 +5,20 @@ import { RedisScript } from "../storage/redis-script.ts";
 export interface LoggedEvent {
   id: number;
   event: string;
-  /** The event's data as single-line JSON text. */
+  /** The event's data as single-line JSON text ("" while `ref` stands for it). */
   data: string;
+  /**
+   * Where the data is to be read from instead, as stored (see `stream/references.ts`); absent
+   * from what readers of a materialising log get.
+   */
+  ref?: string;
+}
+
+/** What is appended: an event with its data, or with "" and the reference its data is read from. */
+export interface NewEvent {
+  event: string;
+  data: string;
+  ref?: string;
 }
 
 /** Name of the log entry that closes a run's stream; never sent to clients. */
@@ -18,7 +30,7 @@ export const END_EVENT = "__end__";
  */
 export interface RunEventLog {
   /** Appends in order; with `expireSeconds` (the closing append) the log is kept that much longer. */
-  append(runId: string, events: { event: string; data: string }[], expireSeconds?: number): Promise<void>;
+  append(runId: string, events: NewEvent[], expireSeconds?: number): Promise<void>;
   /**
    * Up to `count` events with an id greater than `afterId` (`-1`: from the start), stopping after
    * the one whose data brings the page to `maxBytes` (default: no limit), so a page holds less
@@ -38,11 +50,12 @@ const ENDED = "end";
 
 /**
  * Appends in one call. KEYS: the run's stream (also its channel name). ARGV: seconds to keep the
- * log ('' to leave its expiry alone), the notification, then each event's name and data.
+ * log ('' to leave its expiry alone), the notification, then each event's name, field (`data`
+ * or `ref`) and value.
  */
 const APPEND_SCRIPT = new RedisScript(`
-for i = 3, #ARGV, 2 do
-  redis.call('XADD', KEYS[1], '0-*', 'event', ARGV[i], 'data', ARGV[i + 1])
+for i = 3, #ARGV, 3 do
+  redis.call('XADD', KEYS[1], '0-*', 'event', ARGV[i], ARGV[i + 1], ARGV[i + 2])
 end
 if ARGV[1] ~= '' then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 redis.call('PUBLISH', KEYS[1], ARGV[2])
@@ -51,8 +64,9 @@ return 1
 
 /**
  * XRANGE cut after the entry that uses up a byte budget, so a page of large events is not sent
- * whole. KEYS: the run's stream. ARGV: the exclusive start id, the count, the budget. Replies
- * `[id, event, data]` triples.
+ * whole. KEYS: the run's stream. ARGV: the exclusive start id, the count, the budget, what a
+ * reference is counted as (its data is not known here). Replies `[id, event, data, ref]`
+ * (`ref` '' for an event stored with its data).
  */
 const RANGE_SCRIPT = new RedisScript(`
 local entries = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])
@@ -60,27 +74,35 @@ local budget = tonumber(ARGV[3])
 local page = {}
 for i = 1, #entries do
   local fields = entries[i][2]
-  local event, data = '', 'null'
+  local event, data, ref = '', 'null', ''
   for j = 1, #fields, 2 do
-    if fields[j] == 'event' then event = fields[j + 1] elseif fields[j] == 'data' then data = fields[j + 1] end
+    local name = fields[j]
+    if name == 'event' then event = fields[j + 1]
+    elseif name == 'data' then data = fields[j + 1]
+    elseif name == 'ref' then ref = fields[j + 1]; data = '' end
   end
-  page[i] = {entries[i][1], event, data}
-  budget = budget - #data
+  page[i] = {entries[i][1], event, data, ref}
+  budget = budget - (ref == '' and #data or tonumber(ARGV[4]))
   if budget <= 0 then break end
 end
 return page
 `);
 
+/**
+ * What a reference counts for in a page's byte budget: the data it stands for is usually a
+ * conversation's state, so a page of them stays a few states long.
+ */
+export const REFERENCE_PAGE_BYTES = 1 << 16;
+
 type StreamEntries = { id: string; message: Record<string, string> }[];
 
 const sequence = (id: string) => Number(id.slice(id.indexOf("-") + 1)) - 1;
 
+const logged = (id: string, event: string, data: string, ref: string | undefined): LoggedEvent =>
+  ref ? { id: sequence(id), event, data: "", ref } : { id: sequence(id), event, data };
+
 const toLogged = (entries: StreamEntries): LoggedEvent[] =>
-  entries.map(({ id, message }) => ({
-    id: sequence(id),
-    event: message.event ?? "",
-    data: message.data ?? "null",
-  }));
+  entries.map(({ id, message }) => logged(id, message.event ?? "", message.data ?? "null", message.ref));
 
 /**
  * A Redis Stream per run (`ev:<run id>`) with entry ids `0-1`, `0-2`, … so the SSE id is the
@@ -102,11 +124,14 @@ export class RedisRunEventLog implements RunEventLog {
     return `${this.#prefix}ev:${runId}`;
   }
 
-  async append(runId: string, events: { event: string; data: string }[], expireSeconds?: number): Promise<void> {
+  async append(runId: string, events: NewEvent[], expireSeconds?: number): Promise<void> {
     if (events.length === 0) return;
     const notification = events.some(({ event }) => event === END_EVENT) ? ENDED : APPENDED;
     const args = [expireSeconds === undefined ? "" : String(expireSeconds), notification];
-    for (const { event, data } of events) args.push(event, data);
+    for (const entry of events) {
+      if (entry.ref) args.push(entry.event, "ref", entry.ref);
+      else args.push(entry.event, "data", entry.data);
+    }
     await APPEND_SCRIPT.run(this.#redis, [this.#key(runId)], args);
   }
 
@@ -116,9 +141,9 @@ export class RedisRunEventLog implements RunEventLog {
     count: number,
     maxBytes = Number.MAX_SAFE_INTEGER,
   ): Promise<LoggedEvent[]> {
-    const args = [`(0-${afterId + 1}`, String(count), String(maxBytes)];
-    const page = (await RANGE_SCRIPT.run(this.#redis, [this.#key(runId)], args)) as [string, string, string][];
-    return page.map(([id, event, data]) => ({ id: sequence(id), event, data }));
+    const args = [`(0-${afterId + 1}`, String(count), String(maxBytes), String(REFERENCE_PAGE_BYTES)];
+    const page = (await RANGE_SCRIPT.run(this.#redis, [this.#key(runId)], args)) as [string, string, string, string][];
+    return page.map(([id, event, data, ref]) => logged(id, event, data, ref));
   }
 
   async last(runId: string): Promise<LoggedEvent | undefined> {

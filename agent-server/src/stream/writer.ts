@@ -1,4 +1,4 @@
-import type { RunEventLog } from "./event-log.ts";
+import type { NewEvent, RunEventLog } from "./event-log.ts";
 
 /**
  * Appends a run's events to its log in production order without making the graph wait for
@@ -7,7 +7,7 @@ import type { RunEventLog } from "./event-log.ts";
 export class RunEventWriter {
   readonly #log: RunEventLog;
   readonly #runId: string;
-  #buffer: { event: string; data: string }[] = [];
+  #buffer: NewEvent[] = [];
   #inflight: Promise<void> = Promise.resolve();
   #failure: unknown;
 
@@ -18,7 +18,16 @@ export class RunEventWriter {
 
   /** `data` is serialised now, so later mutation of the graph's objects cannot change what was sent. */
   push(event: string, data: unknown): void {
-    this.#buffer.push({ event, data: JSON.stringify(data ?? null) });
+    this.#add({ event, data: JSON.stringify(data ?? null) });
+  }
+
+  /** An event whose data is stored elsewhere already: readers get it through `ref` (`stream/references.ts`). */
+  pushReference(event: string, ref: unknown): void {
+    this.#add({ event, data: "", ref: JSON.stringify(ref) });
+  }
+
+  #add(entry: NewEvent): void {
+    this.#buffer.push(entry);
     if (this.#buffer.length === 1) this.#inflight = this.#inflight.then(() => this.#drain());
   }
 

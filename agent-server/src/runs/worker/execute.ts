@@ -11,10 +11,12 @@ import {
   mapGraphChunk,
   needsStreamEvents,
 } from "../../stream/modes.ts";
+import type { CheckpointValuesRef } from "../../stream/references.ts";
 import { type GraphProtocolEvent, PROTOCOL_EVENT, ProtocolEventMapper } from "../../thread-stream/events.ts";
 import { toJsonValue } from "../../threads/state.ts";
 import type { ClaimedRun } from "../queue/store.ts";
 import type { Run, RunCommand } from "../schemas.ts";
+import { type EmitReference, ValuesReferences } from "./values-references.ts";
 
 export interface RunError {
   error: string;
@@ -25,16 +27,28 @@ export interface RunError {
  * How an execution ended; `cancelled` carries the action that stopped it. `output` is the last
  * root `values` event, what `…/wait` answers as the reference server does (the values when
  * absent): for a run stopped by an interrupt that is `{__interrupt__: [...]}`, so a waiting
- * client can tell it needs a human.
+ * client can tell it needs a human. `outputAt`: the checkpoint the output was sent as a reference to.
  */
 export type ExecutionResult =
-  | { kind: "done"; values: unknown; output?: unknown; next: string[]; interrupts: Record<string, Interrupt[]> }
+  | {
+      kind: "done";
+      values: unknown;
+      output?: unknown;
+      outputAt?: CheckpointValuesRef;
+      next: string[];
+      interrupts: Record<string, Interrupt[]>;
+    }
   | { kind: "failed"; error: RunError; values: unknown }
   | { kind: "cancelled"; reason: unknown; values: unknown };
 
 export interface ExecuteOptions {
   signal: AbortSignal;
   emit: (event: ApiEvent) => void;
+  /**
+   * Where root `values` events that are a checkpoint's state go instead of `emit`, as references
+   * (runs on a kept thread streamed through `graph.stream`); without it every event is emitted.
+   */
+  reference?: EmitReference;
   /** Extra callback handlers (tracing exporters, tests recording the run tree). */
   callbacks?: BaseCallbackHandler[];
 }
@@ -146,6 +160,7 @@ export async function executeRun(
     latestJson ??= toJsonValue(latest);
     return latestJson;
   };
+  let references: ValuesReferences | undefined;
   try {
     const graphId = String((run.kwargs.config.configurable as JsonObject | undefined)?.graph_id ?? "");
     const config = runGraphConfig(run, attempt, graphId);
@@ -158,6 +173,18 @@ export async function executeRun(
     }
     const requested = new Set(run.kwargs.stream_mode);
     const viaStreamEvents = needsStreamEvents(run.kwargs.stream_mode, run.kwargs.subgraphs);
+    // A temporary thread's checkpoints go with it: its events must carry their data.
+    const referencing = !viaStreamEvents && !run.kwargs.protocol && !run.kwargs.temporary && requested.has("values");
+    if (referencing && options.reference) {
+      const inline = (chunk: unknown) => {
+        for (const event of mapGraphChunk([], "values", chunk, requested, run.kwargs.subgraphs)) {
+          if (chunk === latest) latestJson = event.data;
+          emit(event);
+        }
+      };
+      references = new ValuesReferences(run.thread_id, inline, options.reference);
+    }
+    const modes = graphStreamModes(run.kwargs.stream_mode, viaStreamEvents);
     const streamOptions = {
       ...config,
       // No list at all when empty: even an empty one makes LangChain report every step of the run.
@@ -165,7 +192,8 @@ export async function executeRun(
       context: run.kwargs.context ?? undefined,
       interruptBefore: run.kwargs.interrupt_before ?? undefined,
       interruptAfter: run.kwargs.interrupt_after ?? undefined,
-      streamMode: graphStreamModes(run.kwargs.stream_mode, viaStreamEvents),
+      // The saved checkpoints tell which values events can be references.
+      streamMode: references && !modes.includes("checkpoints") ? [...modes, "checkpoints"] : modes,
       subgraphs: run.kwargs.subgraphs,
       signal,
     };
@@ -176,6 +204,11 @@ export async function executeRun(
         if (data && typeof data === "object" && INTERRUPT in data) interrupted = true;
         latest = data;
         latestJson = undefined;
+      }
+      if (references) {
+        if (rootValues) return references.hold(data);
+        if (mode === "checkpoints" && namespace.length === 0) references.checkpoint(data);
+        else references.release();
       }
       for (const event of mapGraphChunk(namespace, mode, data, requested, run.kwargs.subgraphs)) {
         if (rootValues && event.event === "values") latestJson = event.data;
@@ -228,15 +261,24 @@ export async function executeRun(
     } else {
       const stream = (await graph.stream(input as any, streamOptions as any)) as AsyncIterable<GraphChunk>;
       for await (const chunk of stream) onChunk(chunk);
+      references?.release();
     }
     if (signal.aborted) return { kind: "cancelled", reason: signal.reason, values: values() };
     // A run that went to its end leaves nothing pending, and `stream` sends every state channel
     // as values (its default output keys, what `getState` reads): no need to read the state back.
     if (!interrupted && latest !== null) {
-      return { kind: "done", values: values(), output: values(), next: [], interrupts: {} };
+      return {
+        kind: "done",
+        values: values(),
+        output: values(),
+        outputAt: references?.latest,
+        next: [],
+        interrupts: {},
+      };
     }
     return await finalState(graph, run, values);
   } catch (error) {
+    references?.release();
     if (signal.aborted) return { kind: "cancelled", reason: signal.reason, values: values() };
     return { kind: "failed", error: describeError(error), values: values() };
   }

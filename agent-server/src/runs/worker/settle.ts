@@ -109,8 +109,10 @@ export async function settleRun(
   // What `…/wait` answers: the run's last `values` event (an interrupt's `{__interrupt__}`), not the thread's values.
   const output = result.kind === "done" && !rolledBack && result.output !== undefined ? result.output : values;
   const outcome: RunOutcome = { status, values: output ?? null, ...(error && { error }) };
+  // The log's readers get the values from the checkpoint they were streamed as (`stream/references.ts`).
+  const outputAt = result.kind === "done" && !rolledBack ? result.outputAt : undefined;
   const closing = {
-    data: JSON.stringify(outcome),
+    data: JSON.stringify(outputAt ? { status, values_at: outputAt } : outcome),
     keepSeconds: FINISHED_STREAM_TTL_SECONDS,
     temporary: run.kwargs.temporary,
   };

@@ -1,6 +1,7 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ServerContext } from "../../context.ts";
 import type { Thread } from "../../storage/types.ts";
+import type { CheckpointValues } from "../../stream/references.ts";
 import { RunEventWriter } from "../../stream/writer.ts";
 import type { ThreadService } from "../../threads/service.ts";
 import type { RunBackend } from "../queue/backend.ts";
@@ -25,6 +26,11 @@ export interface WorkerPoolOptions {
    * makes LangChain report every node and channel write of the graph, a third of a small run's CPU.
    */
   onExecuted?: (status: "success" | "error" | "interrupted", seconds: number) => void;
+  /**
+   * With it, values events that are a checkpoint's state are logged as references to it (which
+   * the log must read back: `MaterialisingRunEventLog`), and remembered for readers here.
+   */
+  checkpointValues?: CheckpointValues;
 }
 
 const executionStatus = { done: "success", failed: "error", cancelled: "interrupted" } as const;
@@ -211,12 +217,19 @@ export class RunWorkerPool {
       },
       Math.max(20, Math.min(1000, Math.floor(this.#options.leaseMs / 3))),
     );
+    const { checkpointValues } = this.#options;
     let result: Awaited<ReturnType<typeof executeRun>>;
     const began = performance.now();
     try {
       result = await executeRun(this.#ctx, claimed, {
         signal: controller.signal,
         emit: ({ event, data }) => writer.push(event, data),
+        reference:
+          checkpointValues &&
+          ((ref, values) => {
+            checkpointValues.remember(ref, values);
+            writer.pushReference("values", ref);
+          }),
         callbacks: this.#options.callbacks,
       });
     } finally {

@@ -1,0 +1,128 @@
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { createClient, type RedisClientType } from "redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectTestRedis, testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
+import { RedisCheckpointer } from "../checkpoint/redis.ts";
+import type { RedisClient } from "../storage/redis-client.ts";
+import { toJsonValue } from "../threads/state.ts";
+import { END_EVENT, RedisRunEventLog } from "./event-log.ts";
+import { CheckpointValues, type CheckpointValuesRef, MaterialisingRunEventLog } from "./references.ts";
+
+/** A two-step chat whose answer carries a tool call, saved by the real Redis checkpointer. */
+function chatGraph(checkpointer: RedisCheckpointer) {
+  return new StateGraph(MessagesAnnotation)
+    .addNode("answer", () => ({
+      messages: [
+        new AIMessage({ content: "looking", id: "a1", tool_calls: [{ id: "c1", name: "search", args: { q: "x" } }] }),
+      ],
+    }))
+    .addEdge(START, "answer")
+    .addEdge("answer", END)
+    .compile({ checkpointer });
+}
+
+describe("run event logs that reference checkpoints", () => {
+  let redis: RedisClientType;
+  let subscriber: RedisClientType;
+  let checkpointer: RedisCheckpointer;
+  let prefix: string;
+  let raw: RedisRunEventLog;
+
+  beforeAll(async () => {
+    redis = await connectTestRedis();
+    subscriber = createClient({ url: testRedisUrl() });
+    await subscriber.connect();
+    prefix = uniquePrefix("refs");
+    checkpointer = new RedisCheckpointer(redis as unknown as RedisClient, { prefix });
+    raw = new RedisRunEventLog(redis as unknown as RedisClient, subscriber as unknown as RedisClient, prefix);
+  });
+  afterAll(async () => {
+    await subscriber.quit();
+    await redis.quit();
+  });
+
+  /** A thread with one saved run, and the latest checkpoint's id and values as the graph streamed them. */
+  async function savedRun(threadId: string) {
+    const graph = chatGraph(checkpointer);
+    let streamed: Record<string, unknown> = {};
+    const config = { configurable: { thread_id: threadId } };
+    const input = { messages: [new HumanMessage({ content: "find x", id: "h1" })] };
+    for await (const chunk of await graph.stream(input, { ...config, streamMode: "values" })) streamed = chunk;
+    const state = await graph.getState(config);
+    const ref: CheckpointValuesRef = {
+      thread_id: threadId,
+      checkpoint_ns: "",
+      checkpoint_id: String(state.config.configurable?.checkpoint_id),
+      keys: Object.keys(streamed),
+      inline: {},
+    };
+    return { ref, json: JSON.stringify(toJsonValue(streamed)), values: streamed };
+  }
+
+  it("reads a log written before references exactly as it was written", async () => {
+    const runId = "old-layout";
+    const key = `${prefix}ev:${runId}`;
+    const closing = JSON.stringify({ status: "success", values: { messages: [{ type: "human", content: "hi" }] } });
+    for (const [event, data] of [
+      ["metadata", '{"run_id":"old-layout","attempt":1}'],
+      ["values", '{"messages":[]}'],
+      [END_EVENT, closing],
+    ]) {
+      await redis.xAdd(key, "0-*", { event: event as string, data: data as string });
+    }
+    const log = new MaterialisingRunEventLog(raw, new CheckpointValues(checkpointer));
+    expect(await log.range(runId, -1, 10)).toEqual([
+      { id: 0, event: "metadata", data: '{"run_id":"old-layout","attempt":1}' },
+      { id: 1, event: "values", data: '{"messages":[]}' },
+      { id: 2, event: END_EVENT, data: closing },
+    ]);
+    expect(await log.last(runId)).toEqual({ id: 2, event: END_EVENT, data: closing });
+  });
+
+  it("stores a reference instead of the state and reads it back as the event's JSON, in any process", async () => {
+    const { ref, json, values } = await savedRun("t-refs");
+    const writer = new MaterialisingRunEventLog(raw, new CheckpointValues(checkpointer));
+    await writer.append("r1", [
+      { event: "metadata", data: "{}" },
+      { event: "values", data: "", ref: JSON.stringify(ref) },
+    ]);
+    await writer.append("r1", [{ event: END_EVENT, data: JSON.stringify({ status: "success", values_at: ref }) }]);
+    const stored = (await redis.xRange(`${prefix}ev:r1`, "-", "+")) ?? [];
+    expect(stored[1]?.message).toEqual({ event: "values", ref: JSON.stringify(ref) });
+
+    // Another process: nothing remembered, read from the checkpoint.
+    const elsewhere = new MaterialisingRunEventLog(raw, new CheckpointValues(checkpointer));
+    const read = await elsewhere.range("r1", -1, 10);
+    expect(read[1]).toEqual({ id: 1, event: "values", data: json });
+    expect(JSON.parse(read[2]?.data ?? "")).toEqual({ status: "success", values: JSON.parse(json) });
+    expect(JSON.parse(json).messages[1].tool_calls[0]).toMatchObject({ id: "c1", name: "search" });
+
+    // This process: the values its run streamed, the same JSON.
+    const here = new CheckpointValues(checkpointer);
+    here.remember(ref, values);
+    expect(await here.json(ref)).toBe(json);
+  });
+
+  it("leaves out an event whose checkpoint is gone, and answers a closing entry's values with null", async () => {
+    const { ref } = await savedRun("t-gone");
+    await checkpointer.deleteThread("t-gone");
+    const log = new MaterialisingRunEventLog(raw, new CheckpointValues(checkpointer));
+    await log.append("r-gone", [
+      { event: "values", data: "", ref: JSON.stringify(ref) },
+      { event: END_EVENT, data: JSON.stringify({ status: "success", values_at: ref }) },
+    ]);
+    expect(await log.range("r-gone", -1, 10)).toEqual([
+      { id: 1, event: END_EVENT, data: '{"status":"success","values":null}' },
+    ]);
+  });
+
+  it("counts references in a page's byte budget, so a page holds a few states at most", async () => {
+    const { ref } = await savedRun("t-page");
+    const log = new MaterialisingRunEventLog(raw, new CheckpointValues(checkpointer));
+    const many = Array.from({ length: 10 }, () => ({ event: "values", data: "", ref: JSON.stringify(ref) }));
+    await log.append("r-page", many);
+    expect((await log.range("r-page", -1, 500, 1 << 18)).length).toBe(4);
+    expect((await log.range("r-page", 3, 500, 1 << 18)).map((event) => event.id)).toEqual([4, 5, 6, 7]);
+  });
+});

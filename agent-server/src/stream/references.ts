@@ -1,0 +1,136 @@
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { toJsonValue } from "../threads/state.ts";
+import { END_EVENT, type LoggedEvent, type NewEvent, type RunEventLog } from "./event-log.ts";
+
+/**
+ * Where a root `values` event's data is stored already: the `keys` of the state at a
+ * checkpoint, in the event's order, with the JSON of those that are no non-empty list (`inline`). A
+ * run's log keeps this instead of a copy of the state, which for a long conversation is most
+ * of what a run wrote to Redis. Lists (messages) are what grows; other values stay in the
+ * reference, because a channel that was never written (a reducer's default) is not in the
+ * checkpoint although LangGraph streams it.
+ */
+export interface CheckpointValuesRef {
+  thread_id: string;
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  keys: string[];
+  inline: Record<string, unknown>;
+}
+
+/** Values remembered for checkpoints this process's runs reached: readers here need no Redis read. */
+const REMEMBERED = 16;
+/**
+ * A run appends its event before LangGraph's asynchronous checkpoint write lands: a reader on
+ * another replica that is that fast waits for it this many times…
+ */
+const MISSING_RETRIES = 10;
+/** …this long each. */
+const MISSING_RETRY_MS = 30;
+
+const cacheKey = (ref: CheckpointValuesRef) => `${ref.thread_id}\n${ref.checkpoint_ns}\n${ref.checkpoint_id}`;
+
+/** The event's data: inline values as they are, the others (lists) converted from the state's. */
+const eventData = (values: Record<string, unknown>, { keys, inline }: CheckpointValuesRef) => {
+  const data: Record<string, unknown> = {};
+  for (const key of keys) {
+    if (key in inline) data[key] = inline[key];
+    else if (key in values) data[key] = toJsonValue(values[key]);
+  }
+  return data;
+};
+
+/**
+ * Reads what a `CheckpointValuesRef` stands for, as the JSON the event had: from the values
+ * this process's runs streamed (the same objects the checkpoint was written from), else from
+ * the checkpointer.
+ */
+export class CheckpointValues {
+  readonly #checkpointer: BaseCheckpointSaver;
+  readonly #recent = new Map<string, Record<string, unknown>>();
+
+  constructor(checkpointer: BaseCheckpointSaver) {
+    this.#checkpointer = checkpointer;
+  }
+
+  /** The graph's values at the checkpoint, kept for the next few reads in this process. */
+  remember(ref: CheckpointValuesRef, values: Record<string, unknown>): void {
+    const key = cacheKey(ref);
+    this.#recent.delete(key);
+    this.#recent.set(key, values);
+    if (this.#recent.size > REMEMBERED) this.#recent.delete(this.#recent.keys().next().value as string);
+  }
+
+  /** The referenced data as JSON text; undefined when the checkpoint is gone (thread pruned or rolled back). */
+  async json(ref: CheckpointValuesRef): Promise<string | undefined> {
+    const values = this.#recent.get(cacheKey(ref)) ?? (await this.#read(ref));
+    return values === undefined ? undefined : JSON.stringify(eventData(values, ref));
+  }
+
+  async #read(ref: CheckpointValuesRef): Promise<Record<string, unknown> | undefined> {
+    const { thread_id, checkpoint_ns, checkpoint_id } = ref;
+    for (let attempt = 0; ; attempt++) {
+      const tuple = await this.#checkpointer.getTuple({ configurable: { thread_id, checkpoint_ns, checkpoint_id } });
+      if (tuple) return tuple.checkpoint.channel_values as Record<string, unknown>;
+      if (attempt >= MISSING_RETRIES) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, MISSING_RETRY_MS));
+    }
+  }
+}
+
+/** A closing entry's data whose `values_at` stands for its `values` (see `runs/worker/settle.ts`). */
+interface ClosingWithReference {
+  values_at?: CheckpointValuesRef;
+  [key: string]: unknown;
+}
+
+/**
+ * The run event log as readers see it: events stored as references (`ref`) and closing entries
+ * whose values are a reference (`values_at`) come back with their data, exactly as if it had
+ * been stored. An event whose checkpoint is gone is left out; a closing entry's values are null.
+ */
+export class MaterialisingRunEventLog implements RunEventLog {
+  readonly #log: RunEventLog;
+  readonly #values: CheckpointValues;
+
+  constructor(log: RunEventLog, values: CheckpointValues) {
+    this.#log = log;
+    this.#values = values;
+  }
+
+  append(runId: string, events: NewEvent[], expireSeconds?: number): Promise<void> {
+    return this.#log.append(runId, events, expireSeconds);
+  }
+
+  async range(runId: string, afterId: number, count: number, maxBytes?: number): Promise<LoggedEvent[]> {
+    const page = await this.#log.range(runId, afterId, count, maxBytes);
+    const read = await Promise.all(page.map((event) => this.#materialise(event)));
+    return read.filter((event): event is LoggedEvent => event !== undefined);
+  }
+
+  async last(runId: string): Promise<LoggedEvent | undefined> {
+    const event = await this.#log.last(runId);
+    return event && this.#materialise(event);
+  }
+
+  delete(runIds: string[]): Promise<void> {
+    return this.#log.delete(runIds);
+  }
+
+  watch(runId: string, listener: (ended: boolean) => void): Promise<() => Promise<void>> {
+    return this.#log.watch(runId, listener);
+  }
+
+  async #materialise(event: LoggedEvent): Promise<LoggedEvent | undefined> {
+    if (event.ref) {
+      const data = await this.#values.json(JSON.parse(event.ref) as CheckpointValuesRef);
+      return data === undefined ? undefined : { id: event.id, event: event.event, data };
+    }
+    if (event.event !== END_EVENT || !event.data.includes('"values_at"')) return event;
+    const { values_at, ...closing } = JSON.parse(event.data) as ClosingWithReference;
+    if (!values_at) return event;
+    const values = await this.#values.json(values_at);
+    // The state's JSON goes in as text, last, instead of being parsed to be serialised again.
+    return { ...event, data: `${JSON.stringify({ ...closing, values: null }).slice(0, -5)}${values ?? "null"}}` };
+  }
+}
