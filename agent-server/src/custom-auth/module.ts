@@ -118,6 +118,8 @@ export function customAuthModule(): ServerModule {
       if (!loaded || !settings) return [];
       return [authenticateRequests(loaded.auth, settings, ctx.config.apiKeyHashes.length > 0)];
     },
+    // An `Auth` with only `on(...)` handlers authenticates nobody: its handlers never run (as on the reference).
+    authenticatesRequests: () => loaded?.auth["~handlerCache"].authenticate !== undefined,
     async stop() {
       await loaded?.loader.close();
       loaded = undefined;

@@ -15,11 +15,18 @@ const isPreflight = (req: Request) =>
 
 /**
  * Requires an `X-Api-Key` matching one of `apiKeyHashes` (SHA-256 hex, compared in constant
- * time) on every non-public request. With no keys configured the API is open, and says so once.
+ * time) on every non-public request. With no keys configured the API is open, and says so once,
+ * unless `usersAuthenticated` (the project's custom auth authenticates every request).
  */
-export function apiKeyAuth(apiKeyHashes: string[], logger: Logger): RequestHandler {
+export function apiKeyAuth(apiKeyHashes: string[], logger: Logger, usersAuthenticated = false): RequestHandler {
   if (apiKeyHashes.length === 0) {
-    logger.warn("no API keys configured (AGENTPLANE_API_KEYS / AGENTPLANE_API_KEYS_FILE): the API is open to anyone");
+    if (usersAuthenticated) {
+      logger.info(
+        "no API keys configured: requests are authenticated by the project's auth (langgraph.json auth.path) only",
+      );
+    } else {
+      logger.warn("no API keys configured (AGENTPLANE_API_KEYS / AGENTPLANE_API_KEYS_FILE): the API is open to anyone");
+    }
     return (_req, _res, next) => next();
   }
   const verifier = new ApiKeyVerifier(apiKeyHashes.map((hash) => [hash, true] as [string, true]));
