@@ -5,6 +5,8 @@ import { fileURLToPath } from "node:url";
 import { freePort } from "./redis-server.ts";
 
 const repoBin = join(dirname(fileURLToPath(import.meta.url)), "../node_modules/.bin");
+/** Lets the reference read schemas from types in this repository (see the file). */
+const typescriptPreload = join(dirname(fileURLToPath(import.meta.url)), "reference-typescript.cjs");
 
 /**
  * The reference in-memory server (`langgraphjs dev` from `@langchain/langgraph-cli`), when installed:
@@ -55,7 +57,12 @@ export async function startReferenceServer(
     {
       cwd: dirname(configPath),
       // Node 24 from this repository first on PATH: the CLI's shebang is `env node`.
-      env: { ...process.env, ...env, PATH: `${repoBin}:${process.env.PATH}` },
+      env: {
+        ...process.env,
+        ...env,
+        PATH: `${repoBin}:${process.env.PATH}`,
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --require ${typescriptPreload}`.trim(),
+      },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group: the CLI spawns the API server as a child, and both must stop.
       detached: true,

@@ -55,7 +55,11 @@ export function defaultModules(
     customAuthModule(),
     customAppModule(),
     assistants,
-    { name: "graphs", routes: () => graphRoutes(assistants.service()), start: registerDefaultAssistants },
+    {
+      name: "graphs",
+      routes: (ctx) => graphRoutes(assistants.service(), ctx.graphs),
+      start: registerDefaultAssistants,
+    },
     // Runs before threads, so they stop after it: the TTL sweeper deletes threads with their runs.
     runs,
     threads,

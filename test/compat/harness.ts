@@ -187,9 +187,10 @@ export interface Compared {
 
 /**
  * Starts the reference server and ours (a real `agent-server serve` process on Redis) on the
- * project of `configPath`, once for the calling file: call it at the top of a `describe`.
+ * project of `configPath`, once for the calling file: call it at the top of a `describe`. `env`
+ * is set for both.
  */
-export function useCompatServers(configPath: string): CompatServers {
+export function useCompatServers(configPath: string, env: Record<string, string> = {}): CompatServers {
   let reference: ReferenceServer | undefined;
   let ours: ServerProcess | undefined;
   const servers = {} as CompatServers;
@@ -197,7 +198,7 @@ export function useCompatServers(configPath: string): CompatServers {
     const cli = referenceCliPath();
     if (!cli) throw new Error("the reference server (@langchain/langgraph-cli) is not installed: run npm ci");
     // The reference bundles its own copy of LangSmith tracing; keep it from calling out.
-    const quiet = { LANGSMITH_TRACING: "false", LANGCHAIN_TRACING_V2: "false" };
+    const quiet = { LANGSMITH_TRACING: "false", LANGCHAIN_TRACING_V2: "false", ...env };
     // Each side is kept as soon as it is up, so afterAll stops it even when the other failed to start.
     const [ref, own] = await Promise.all([
       startReferenceServer(cli, configPath, quiet).then((server) => (reference = server)),

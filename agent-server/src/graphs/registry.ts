@@ -10,7 +10,8 @@ import {
   type Persistence,
 } from "./load.ts";
 import { applyProjectEnv, type GraphDefinition, readProject } from "./project.ts";
-import { deriveGraphSchemas } from "./schemas.ts";
+import { deriveGraphSchemas, deriveSubgraphSchemas, type SchemaSources } from "./schemas.ts";
+import { StaticSchemaCache } from "./schemas-static.ts";
 import { registerSdkLogger, whileLoadingGraph } from "./sdk-logger.ts";
 import type { AnyCompiledGraph, GraphRegistry, GraphSchemas } from "./types.ts";
 
@@ -22,6 +23,8 @@ interface LoadedGraph {
 interface LoadedProject {
   graphs: Map<string, LoadedGraph>;
   loader: ModuleLoader;
+  /** Per load: in dev, a reload may follow an edit of the types. */
+  staticSchemas: StaticSchemaCache;
 }
 
 async function loadProject(configPath: string, logger: Logger): Promise<LoadedProject> {
@@ -36,7 +39,10 @@ async function loadProject(configPath: string, logger: Logger): Promise<LoadedPr
       const source = await whileLoadingGraph(definition.graphId, () => loadGraphSource(definition, loader));
       graphs.set(definition.graphId, { definition, source });
     }
-    return { graphs, loader };
+    const sources = new Map(
+      project.graphs.map((graph) => [graph.graphId, { sourceFile: graph.modulePath, exportSymbol: graph.exportName }]),
+    );
+    return { graphs, loader, staticSchemas: new StaticSchemaCache(sources, logger) };
   } catch (error) {
     await loader.close();
     throw error;
@@ -98,7 +104,24 @@ export class ProjectGraphRegistry implements GraphRegistry {
     return attachPersistence(graph, this.persistence);
   }
 
-  async schemas(graphId: string): Promise<GraphSchemas> {
-    return deriveGraphSchemas(graphId, await this.get(graphId));
+  private get schemaSources(): SchemaSources {
+    const { staticSchemas } = this.loaded;
+    return {
+      importPackage: (specifier) => this.importShared(specifier),
+      staticSchemas: (graphId) => staticSchemas.get(graphId),
+    };
+  }
+
+  async schemas(graphId: string, graph?: AnyCompiledGraph): Promise<GraphSchemas> {
+    return deriveGraphSchemas(graphId, graph ?? (await this.get(graphId)), this.schemaSources);
+  }
+
+  subgraphSchemas(
+    graphId: string,
+    graph: AnyCompiledGraph,
+    namespace: string | undefined,
+    recurse: boolean,
+  ): Promise<Record<string, GraphSchemas>> {
+    return deriveSubgraphSchemas(graphId, graph, this.schemaSources, namespace, recurse);
   }
 }

@@ -4,7 +4,7 @@ import type { AssistantService } from "../assistants/service.ts";
 import { requestAuth } from "../custom-auth/module.ts";
 import { QueryBoolean } from "../http/query.ts";
 import { apiSchemas } from "../schemas/registry.ts";
-import { deriveGraphSchemas, deriveSubgraphSchemas } from "./schemas.ts";
+import type { GraphRegistry } from "./types.ts";
 
 const TAG = "Assistants";
 
@@ -49,7 +49,7 @@ const DrawableGraph = z
   .register(apiSchemas, { id: "DrawableGraph" });
 
 /** Drawing, schemas and subgraphs of the graph behind an assistant. */
-export function graphRoutes(assistants: AssistantService): AnyRoute[] {
+export function graphRoutes(assistants: AssistantService, graphs: GraphRegistry): AnyRoute[] {
   return [
     defineRoute({
       method: "get",
@@ -78,7 +78,7 @@ export function graphRoutes(assistants: AssistantService): AnyRoute[] {
       errors: [404],
       handler: async ({ params, req }) => {
         const { assistant, graph } = await assistants.graph(params.assistant_id, requestAuth(req));
-        return deriveGraphSchemas(assistant.graph_id, graph);
+        return graphs.schemas(assistant.graph_id, graph);
       },
     }),
     defineRoute({
@@ -93,7 +93,7 @@ export function graphRoutes(assistants: AssistantService): AnyRoute[] {
       errors: [404],
       handler: async ({ params, query, req }) => {
         const { assistant, graph } = await assistants.graph(params.assistant_id, requestAuth(req));
-        return deriveSubgraphSchemas(assistant.graph_id, graph, undefined, query.recurse ?? false);
+        return graphs.subgraphSchemas(assistant.graph_id, graph, undefined, query.recurse ?? false);
       },
     }),
     defineRoute({
@@ -108,7 +108,7 @@ export function graphRoutes(assistants: AssistantService): AnyRoute[] {
       errors: [404],
       handler: async ({ params, query, req }) => {
         const { assistant, graph } = await assistants.graph(params.assistant_id, requestAuth(req));
-        return deriveSubgraphSchemas(assistant.graph_id, graph, params.namespace, query.recurse ?? false);
+        return graphs.subgraphSchemas(assistant.graph_id, graph, params.namespace, query.recurse ?? false);
       },
     }),
   ];

@@ -24,7 +24,18 @@ export interface GraphRegistry {
    * (`(config) => graph`) are called with `config` each time.
    */
   get(graphId: string, config?: RunnableConfig): Promise<AnyCompiledGraph>;
-  schemas(graphId: string): Promise<GraphSchemas>;
+  /**
+   * JSON Schemas of a graph, or of `graph` when given (an assistant's build of a factory): from
+   * the graph when it describes itself (zod, `StateSchema`), else from its TypeScript types.
+   */
+  schemas(graphId: string, graph?: AnyCompiledGraph): Promise<GraphSchemas>;
+  /** Schemas of the subgraphs of `graph` (a build of `graphId`) under `namespace`. */
+  subgraphSchemas(
+    graphId: string,
+    graph: AnyCompiledGraph,
+    namespace: string | undefined,
+    recurse: boolean,
+  ): Promise<Record<string, GraphSchemas>>;
   /**
    * A package as the graphs import it. Graph modules get their own module instances (see
    * `load.ts`), so process-wide state of a package they use, like LangSmith's trace queue, is

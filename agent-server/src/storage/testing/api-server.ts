@@ -5,7 +5,7 @@ import { assistantRoutes } from "../../assistants/routes.ts";
 import { AssistantService } from "../../assistants/service.ts";
 import { loadConfig } from "../../config.ts";
 import type { ServerContext } from "../../context.ts";
-import { deriveGraphSchemas } from "../../graphs/schemas.ts";
+import { deriveGraphSchemas, deriveSubgraphSchemas, type SchemaSources } from "../../graphs/schemas.ts";
 import { fixtureConfig } from "../../graphs/testing/server.ts";
 import type { AnyCompiledGraph, GraphRegistry } from "../../graphs/types.ts";
 import { threadRoutes } from "../../threads/routes.ts";
@@ -27,6 +27,11 @@ export function echoGraphRegistry(storage: Storage): GraphRegistry {
     .addEdge("respond", END)
     .compile({ checkpointer: storage.checkpointer, store: storage.store }) as unknown as AnyCompiledGraph;
   const has = (graphId: string) => graphId === "agent";
+  // Defined in this file, so its types are not read: its schemas are the channel list.
+  const schemaSources: SchemaSources = {
+    importPackage: (specifier) => import(specifier),
+    staticSchemas: async () => undefined,
+  };
   return {
     ids: () => ["agent"],
     has,
@@ -35,7 +40,9 @@ export function echoGraphRegistry(storage: Storage): GraphRegistry {
       if (!has(graphId)) throw new Error(`Graph "${graphId}" not found`);
       return graph;
     },
-    schemas: async (graphId) => deriveGraphSchemas(graphId, graph),
+    schemas: (graphId, built) => deriveGraphSchemas(graphId, built ?? graph, schemaSources),
+    subgraphSchemas: (graphId, built, namespace, recurse) =>
+      deriveSubgraphSchemas(graphId, built, schemaSources, namespace, recurse),
     // This graph is imported normally, so it shares the server's module instances.
     importShared: (specifier) => import(specifier),
   };
