@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,14 +6,14 @@ import { pino } from "pino";
 import { COMPONENT_LABEL, INSTANCE_LABEL } from "../../operator/src/build/names.ts";
 import { startInformer } from "../../operator/src/controller-runtime/informer.ts";
 import { WorkQueue } from "../../operator/src/controller-runtime/work-queue.ts";
-import { isNotFound, KubeApiError, KubeClient, type KubeObject } from "../../operator/src/kube/client.ts";
+import { isNotFound, KubeClient, type KubeObject } from "../../operator/src/kube/client.ts";
 import type { KubeConnection } from "../../operator/src/kube/config.ts";
 import { resourcePath, resources } from "../../operator/src/kube/resources.ts";
 import { serveContainerLogs } from "./container-logs.ts";
 import type { PodSpec } from "./pod-env.ts";
 import { type ImageResolver, type ImageTable, PodRunner } from "./pod-runner.ts";
+import { controllerRef, createPods, deploymentStatus, reportReplicaFailure } from "./replica-set.ts";
 import { type StatefulSet, syncRedisStatefulSet } from "./statefulset.ts";
-import { recordWarning } from "./workload-events.ts";
 
 export type { ImageResolver, ImageTable } from "./pod-runner.ts";
 
@@ -165,25 +165,9 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
       );
     const current = live.filter((p) => p.metadata?.labels?.[TEMPLATE_HASH] === hash);
     const old = live.filter((p) => p.metadata?.labels?.[TEMPLATE_HASH] !== hash);
-    let createFailure: string | undefined;
-    for (let i = current.length; i < want && !createFailure; i++) {
-      const podName = `${rsName}-${randomBytes(3).toString("hex")}`;
-      try {
-        current.push(
-          await kube.create<KubeObject>(resourcePath(resources.pod, namespace), {
-            apiVersion: "v1",
-            kind: "Pod",
-            metadata: { name: podName, namespace, labels, ownerReferences: [controllerRef(replicaSet)] },
-            spec: { ...deployment.spec.template.spec, nodeName: NODE_NAME },
-          }),
-        );
-      } catch (error) {
-        // Admission (Pod Security, a ResourceQuota) refused it: the ReplicaSet controller's report.
-        if (!(error instanceof KubeApiError)) throw error;
-        createFailure = error.message;
-      }
-    }
-    const replicaFailure = await reportReplicaFailure(replicaSet, createFailure);
+    const created = await createPods(kube, replicaSet, want - current.length, NODE_NAME);
+    current.push(...created.pods);
+    const replicaFailure = await reportReplicaFailure(kube, replicaSet, created.failure);
     for (const pod of current) ensureRunner(namespace, name, pod, deployment.spec.template.spec, instance);
     const currentRunners = current.map((p) => runners.get(`${namespace}/${p.metadata?.name}`));
     const readyCurrent = currentRunners.filter((r) => r?.ready).length;
@@ -197,41 +181,19 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
     const rollout = rolloutStarted.get(`${namespace}/${name}`);
     if (rollout?.hash !== hash) rolloutStarted.set(`${namespace}/${name}`, { hash, at: Date.now() });
     const complete = readyCurrent >= want && oldCount === 0;
-    const deadline = (deployment.spec.progressDeadlineSeconds ?? 600) * 1000;
-    const started = rolloutStarted.get(`${namespace}/${name}`)?.at ?? Date.now();
-    const progressing = complete
-      ? {
-          status: "True",
-          reason: "NewReplicaSetAvailable",
-          message: `ReplicaSet "${rsName}" has successfully progressed.`,
-        }
-      : Date.now() - started > deadline
-        ? {
-            status: "False",
-            reason: "ProgressDeadlineExceeded",
-            message: `ReplicaSet "${rsName}" has timed out progressing.`,
-          }
-        : { status: "True", reason: "ReplicaSetUpdated", message: `ReplicaSet "${rsName}" is progressing.` };
     const readyOld = old.filter((p) => runners.get(`${namespace}/${p.metadata?.name}`)?.ready).length;
-    const ready = readyCurrent + (oldCount ? readyOld : 0);
-    const status = {
-      observedGeneration: deployment.metadata?.generation,
-      replicas: current.length + oldCount,
-      updatedReplicas: current.length,
-      readyReplicas: ready,
-      availableReplicas: ready,
-      unavailableReplicas: Math.max(0, want - ready),
-      conditions: [
-        {
-          type: "Available",
-          status: ready >= want ? "True" : "False",
-          reason: ready >= want ? "MinimumReplicasAvailable" : "MinimumReplicasUnavailable",
-        },
-        { type: "Progressing", ...progressing },
-        // The Deployment controller copies its ReplicaSet's failure condition.
-        ...(replicaFailure ? [replicaFailure] : []),
-      ],
-    };
+    const status = deploymentStatus({
+      generation: deployment.metadata?.generation,
+      replicaSet: rsName,
+      want,
+      current: current.length,
+      old: oldCount,
+      ready: readyCurrent + (oldCount ? readyOld : 0),
+      timedOut:
+        Date.now() - (rolloutStarted.get(`${namespace}/${name}`)?.at ?? Date.now()) >
+        (deployment.spec.progressDeadlineSeconds ?? 600) * 1000,
+      replicaFailure,
+    });
     if (JSON.stringify(status) !== JSON.stringify(deployment.status)) {
       await kube.mergePatch(`${resourcePath(resources.deployment, namespace, name)}/status`, { status }, FIELD_MANAGER);
     }
@@ -239,22 +201,6 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
     for (const service of services.cache.list(namespace)) {
       if (service.metadata?.labels?.[INSTANCE_LABEL] === instance) enqueue("svc", service);
     }
-  }
-
-  /**
-   * The ReplicaSet controller's report of pods it could not create: a `ReplicaFailure` condition
-   * (reason `FailedCreate`, the API server's message) and a Warning Event when that message is new.
-   */
-  async function reportReplicaFailure(replicaSet: KubeObject, failure: string | undefined) {
-    const status = (replicaSet as KubeObject & { status?: { conditions?: { message?: string }[] } }).status;
-    const previous = status?.conditions?.[0]?.message;
-    if (previous === failure) return failure && status?.conditions?.[0];
-    const condition = failure && { type: "ReplicaFailure", status: "True", reason: "FailedCreate", message: failure };
-    const path = `${resourcePath(resources.replicaSet, replicaSet.metadata?.namespace, replicaSet.metadata?.name)}/status`;
-    await kube.mergePatch(path, { status: { conditions: condition ? [condition] : null } }, FIELD_MANAGER);
-    if (failure)
-      await recordWarning(kube, replicaSet, "FailedCreate", `Error creating: ${failure}`, "replicaset-controller");
-    return condition;
   }
 
   function ensureRunner(
@@ -355,15 +301,4 @@ async function registerNode(kube: KubeClient, port: number): Promise<void> {
     ],
   };
   await kube.mergePatch(`${path}/${NODE_NAME}/status`, { status }, FIELD_MANAGER);
-}
-
-function controllerRef(owner: KubeObject) {
-  return {
-    apiVersion: owner.apiVersion as string,
-    kind: owner.kind as string,
-    name: owner.metadata?.name as string,
-    uid: owner.metadata?.uid as string,
-    controller: true,
-    blockOwnerDeletion: true,
-  };
 }
