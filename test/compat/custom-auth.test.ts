@@ -91,6 +91,7 @@ sdkSuites((sdk) => {
           getAssistant: await status(() => bob.assistants.get(assistant)),
           patchAssistant: await status(() => bob.assistants.update(assistant, { name: "mine" })),
           deleteAssistant: await status(() => bob.assistants.delete(assistant)),
+          assistantVersions: await status(() => bob.assistants.getVersions(assistant)),
           storePut: await status(() => bob.store.putItem(["notes"], "k1", { text: "bob" })),
           storeDelete: await status(() => bob.store.deleteItem(["notes"], "k2")),
         };
@@ -109,6 +110,7 @@ sdkSuites((sdk) => {
           // Alice's item, after Bob's put of the same namespace and key went to his own namespace.
           aliceItem: (await alice.store.getItem(["notes"], "k1"))?.value,
           aliceThread: (await alice.threads.get(thread)).metadata?.topic,
+          aliceVersions: (await alice.assistants.getVersions(assistant)).map((v) => [v.version, v.metadata?.owner]),
         };
         return { statuses, seen };
       });

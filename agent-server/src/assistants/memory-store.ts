@@ -7,7 +7,7 @@ import type {
   AssistantSearch,
   AssistantStore,
   AssistantVersion,
-  JsonObject,
+  AssistantVersionQuery,
   Page,
 } from "../storage/types.ts";
 import {
@@ -68,10 +68,7 @@ export class MemoryAssistantStore implements AssistantStore {
     return this.matching(filter).length;
   }
 
-  async versions(
-    assistantId: string,
-    query: { metadata?: JsonObject; limit: number; offset: number },
-  ): Promise<AssistantVersion[]> {
+  async versions(assistantId: string, query: AssistantVersionQuery): Promise<AssistantVersion[]> {
     return structuredClone(versionsMatching(this.entries.get(assistantId)?.versions ?? [], query));
   }
 

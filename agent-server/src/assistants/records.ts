@@ -8,6 +8,7 @@ import type {
   AssistantPatch,
   AssistantSearch,
   AssistantVersion,
+  AssistantVersionQuery,
 } from "../storage/types.ts";
 
 /** Pure rules shared by every AssistantStore backend, so memory and Redis answer alike. */
@@ -73,12 +74,10 @@ export function compareAssistants(sortBy: AssistantSearch["sort_by"], order: Ass
     (compare(a[sortBy], b[sortBy]) || compare(a.assistant_id, b.assistant_id)) * direction;
 }
 
-export function versionsMatching(
-  versions: AssistantVersion[],
-  query: { metadata?: Record<string, unknown>; limit: number; offset: number },
-): AssistantVersion[] {
+export function versionsMatching(versions: AssistantVersion[], query: AssistantVersionQuery): AssistantVersion[] {
   return versions
     .filter((version) => !query.metadata || jsonContains(version.metadata, query.metadata))
+    .filter((version) => matchesAuthFilter(version.metadata, query.auth))
     .sort((a, b) => b.version - a.version)
     .slice(query.offset, query.offset + query.limit);
 }

@@ -9,7 +9,7 @@ import type {
   AssistantSearch,
   AssistantStore,
   AssistantVersion,
-  JsonObject,
+  AssistantVersionQuery,
   Page,
 } from "../storage/types.ts";
 import {
@@ -102,10 +102,7 @@ export class RedisAssistantStore implements AssistantStore {
     return (await this.matching(filter)).length;
   }
 
-  async versions(
-    assistantId: string,
-    query: { metadata?: JsonObject; limit: number; offset: number },
-  ): Promise<AssistantVersion[]> {
+  async versions(assistantId: string, query: AssistantVersionQuery): Promise<AssistantVersion[]> {
     const raws = await this.client.hVals(this.versionsKey(assistantId));
     return versionsMatching(
       raws.map((raw) => JSON.parse(raw) as AssistantVersion),

@@ -106,14 +106,21 @@ export class AssistantService {
     return assistantId;
   }
 
-  /** Newest first. */
+  /**
+   * Newest first. With `auth`, as on the reference: its `assistants:read` handler filters each
+   * version by that version's metadata, and a page the filter leaves empty is a 404.
+   */
   async versions(
     idOrGraphId: string,
     query: { metadata?: JsonObject; limit: number; offset: number },
     auth?: RequestAuth,
   ): Promise<AssistantVersion[]> {
-    const { assistant_id } = await this.get(idOrGraphId, auth);
-    return this.#ctx.storage.assistants.versions(assistant_id, query);
+    const assistantId = assistantIdFromPath(this.#ctx, idOrGraphId);
+    const filter = await authorize(auth, "assistants:read", { assistant_id: assistantId });
+    if (!(await loadAssistant(this.#ctx, assistantId))) throw assistantNotFound();
+    const versions = await this.#ctx.storage.assistants.versions(assistantId, { ...query, auth: filter });
+    if (filter && versions.length === 0) throw assistantNotFound();
+    return versions;
   }
 
   /** Makes an existing version current; 404 when the version is unknown. */

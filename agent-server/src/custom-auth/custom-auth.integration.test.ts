@@ -246,6 +246,9 @@ describe("custom auth on two replicas", () => {
     expect((await alice.b.threads.get(thread)).metadata).toMatchObject({ topic: "secret-alpha", owner: "alice" });
     expect((await alice.b.runs.get(busyThread, pendingRun)).status).toBe("pending");
     expect((await alice.b.assistants.get(assistant)).name).toBe("alice-bot");
+    expect((await alice.b.assistants.getVersions(assistant)).map((v) => [v.version, v.metadata?.owner])).toEqual([
+      [1, "alice"],
+    ]);
     expect((await alice.b.crons.search({})).map((c) => c.cron_id)).toEqual([cron]);
     expect((await alice.b.store.getItem(["notes"], "k1"))?.value).toEqual({ text: "secret-gamma" });
     expect(await alice.b.threads.count({})).toBe(2);

@@ -66,6 +66,15 @@ export interface AssistantFilter {
   auth?: JsonObject;
 }
 
+export interface AssistantVersionQuery {
+  /** Contained in the version's metadata. */
+  metadata?: JsonObject;
+  /** Custom auth's filter on the version's metadata: see `matchesAuthFilter`. */
+  auth?: JsonObject;
+  limit: number;
+  offset: number;
+}
+
 export interface AssistantSearch extends AssistantFilter {
   limit: number;
   offset: number;
@@ -82,10 +91,7 @@ export interface AssistantStore {
   search(query: AssistantSearch): Promise<Page<Assistant>>;
   count(filter: AssistantFilter): Promise<number>;
   /** Newest first. */
-  versions(
-    assistantId: string,
-    query: { metadata?: JsonObject; limit: number; offset: number },
-  ): Promise<AssistantVersion[]>;
+  versions(assistantId: string, query: AssistantVersionQuery): Promise<AssistantVersion[]>;
   /** Makes an existing version current; undefined when the assistant or the version is unknown. */
   setLatest(assistantId: string, version: number): Promise<Assistant | undefined>;
 }
