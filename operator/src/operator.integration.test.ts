@@ -101,6 +101,13 @@ describe("operator against the Kubernetes API test server", () => {
     });
     expect(agd.status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
     expect(agd.status?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // Every container requests CPU, so Kubernetes' HPA controller (emulated) can compute a count.
+    const scaling = await eventually(
+      () => getAgd(id).then((a) => a?.status?.conditions?.find((c) => c.type === "Autoscaling")),
+      20_000,
+      "the Autoscaling condition",
+    );
+    expect(scaling).toMatchObject({ status: "True", reason: "ValidMetricFound" });
 
     const deployment = stored("apps/v1", "deployments", name) as any;
     expect(deployment.spec.template.metadata.labels["agentplane.dev/revision-id"]).toBe(revisionId);

@@ -2,6 +2,7 @@ import type { AgentDeployment } from "@agentplane/crds";
 import { agentName, COMPONENT_LABEL, INSTANCE_LABEL, nameOf, REVISION_LABEL, redisName } from "../build/names.ts";
 import type { KubeObject } from "../kube/client.ts";
 import { resourcePath, resources } from "../kube/resources.ts";
+import { type AutoscalingState, autoscalingState } from "../status/deployment.ts";
 import { type RedisProblem, redisProblem } from "../status/redis.ts";
 import type { LivePod, PodFailure } from "../status/rollout.ts";
 import type { LiveService } from "./caches.ts";
@@ -76,4 +77,9 @@ export function serviceUrl(deps: ReconcilerDeps, agd: AgentDeployment): string {
   const host = ingress?.ip ?? ingress?.hostname;
   if (host) return `http://${host}:${ingress?.ports?.[0]?.port ?? settings.agentPort}`;
   return `http://${agentName(agd)}.${agd.metadata.namespace}.svc.${settings.clusterDomain}:${settings.agentPort}`;
+}
+
+/** What the deployment's HorizontalPodAutoscaler says about scaling, if there is one. */
+export function autoscaling(deps: ReconcilerDeps, agd: AgentDeployment): AutoscalingState | undefined {
+  return autoscalingState(deps.caches.autoscalers.get(agentName(agd), agd.metadata.namespace));
 }

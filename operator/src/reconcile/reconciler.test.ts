@@ -360,6 +360,54 @@ const cases: Case[] = [
     events: ["Normal RolloutComplete Revision r1 is DEPLOYED"],
     requeue: undefined,
   },
+  (() => {
+    const scaled = { resources: { minScale: 1, maxScale: 3, cpu: 0.5 } };
+    const noMetrics =
+      "the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: no metrics returned from resource metrics API";
+    return {
+      name: "rollout complete, the HPA cannot compute a count: Ready, and an Autoscaling=False condition with its words",
+      objects: [
+        deployment({}, {}, { latestCreatedRevision: "r1", deploymentStatus: "READY", readyReplicas: 0 }),
+        revision("r1", 10, "DEPLOYING", scaled),
+        ...appliedChildren(deployment(), revision("r1", 10, undefined, scaled), {
+          Deployment: rolledOut,
+          StatefulSet: redisUp,
+          HorizontalPodAutoscaler: {
+            desiredReplicas: 0,
+            conditions: [
+              { type: "ScalingActive", status: "False", reason: "FailedGetResourceMetric", message: noMetrics },
+            ],
+          },
+        }),
+      ],
+      writes: [`status AgentDeployment ${NAME}`, "status AgentRevision r1"],
+      status: {
+        [NAME]: {
+          observedGeneration: 1,
+          latestCreatedRevision: "r1",
+          latestReadyRevision: "r1",
+          url: URL,
+          readyReplicas: 1,
+          deploymentStatus: "READY",
+          conditions: [
+            "Ready=True RevisionReady: 1 of 1 replicas available",
+            "Progressing=False RolloutComplete: 1 of 1 replicas available",
+            "Degraded=False AsExpected",
+            `Autoscaling=False FailedGetResourceMetric: ${noMetrics}`,
+          ],
+        },
+        r1: {
+          observedGeneration: 1,
+          revisionStatus: "DEPLOYED",
+          message: "",
+          readyReplicas: 1,
+          conditions: ["Ready=True RolloutComplete"],
+        },
+      },
+      events: ["Normal RolloutComplete Revision r1 is DEPLOYED"],
+      requeue: undefined,
+    } satisfies Case;
+  })(),
   {
     name: "rollout complete behind a load balancer: the URL is its address",
     objects: [

@@ -34,7 +34,7 @@ import {
 import { type Caches, childCache } from "./caches.ts";
 import { keepLiveClaimTemplates } from "./claim-templates.ts";
 import { cleanUp } from "./cleanup.ts";
-import { managedRedisProblem, redisFailure, redisReady, revisionPods, serviceUrl } from "./observe.ts";
+import { autoscaling, managedRedisProblem, redisFailure, redisReady, revisionPods, serviceUrl } from "./observe.ts";
 
 interface Write {
   hash: string;
@@ -151,6 +151,7 @@ export class Reconciler {
     const readyReplicas = deployment?.status?.readyReplicas ?? 0;
     const outcome = activeRevisionOutcome(active.status?.revisionStatus, rollout, failure);
     const redisUp = !managesRedis(agd) || redisReady(this.deps, agd);
+    const scaling = autoscaling(this.deps, agd);
     // The deployment first: whoever sees a revision DEPLOYED (a CI job polling it) then finds the
     // deployment already naming it active, with its URL.
     await this.writeDeploymentStatus(agd, {
@@ -161,6 +162,7 @@ export class Reconciler {
       redisReady: redisUp,
       ...(redis ? { redis } : {}),
       url: serviceUrl(this.deps, agd),
+      ...(scaling ? { autoscaling: scaling } : {}),
     });
     await this.writeRevisionStatus(agd, active, outcome, servesActive ? readyReplicas : 0);
     for (const revision of revisions) {

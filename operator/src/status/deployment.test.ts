@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { agentDeployment, REVISION_ID } from "../testing/fixtures.ts";
-import { agentDeploymentStatus, type DeploymentObservation, deletingStatus } from "./deployment.ts";
+import { agentDeploymentStatus, autoscalingState, type DeploymentObservation, deletingStatus } from "./deployment.ts";
 
 const now = new Date("2026-01-01T00:00:00Z");
 const later = new Date("2026-01-01T00:10:00Z");
@@ -91,5 +91,50 @@ describe("deletingStatus", () => {
     const status = deletingStatus(agd, later);
     expect(status.deploymentStatus).toBe("AWAITING_DELETE");
     expect(status.conditions?.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "Deleting" });
+  });
+});
+
+describe("the Autoscaling condition", () => {
+  const cannotScale = {
+    conditions: [
+      { type: "AbleToScale", status: "True", reason: "SucceededGetScale", message: "got the scale" },
+      {
+        type: "ScalingActive",
+        status: "False",
+        reason: "FailedGetResourceMetric",
+        message:
+          "the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)",
+      },
+    ],
+  };
+
+  it("mirrors the HPA's ScalingActive, without touching Ready", () => {
+    const scaling = autoscalingState({ status: cannotScale });
+    expect(scaling).toEqual({
+      status: "False",
+      reason: "FailedGetResourceMetric",
+      message: expect.stringContaining("pods.metrics.k8s.io"),
+    });
+    const status = agentDeploymentStatus(
+      agentDeployment(),
+      { ...deployed, ...(scaling ? { autoscaling: scaling } : {}) },
+      now,
+    );
+    const byType = Object.fromEntries((status.conditions ?? []).map((c) => [c.type, c]));
+    expect(byType.Ready?.status).toBe("True");
+    expect(byType.Autoscaling).toMatchObject({ status: "False", reason: "FailedGetResourceMetric" });
+  });
+
+  it("is absent while the autoscaler has not reported, and dropped once there is no autoscaler", () => {
+    expect(autoscalingState({ status: {} })).toBeUndefined();
+    expect(autoscalingState(undefined)).toBeUndefined();
+    const agd = agentDeployment();
+    const before = agentDeploymentStatus(
+      agd,
+      { ...deployed, autoscaling: { status: "True", reason: "ValidMetricFound", message: "ok" } },
+      now,
+    );
+    const after = agentDeploymentStatus({ ...agd, status: before }, deployed, later);
+    expect(after.conditions?.map((c) => c.type)).toEqual(["Ready", "Progressing", "Degraded"]);
   });
 });

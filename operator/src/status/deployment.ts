@@ -14,6 +14,27 @@ export interface DeploymentObservation {
   /** Why the managed Redis is not ready, when that can be told. */
   redis?: RedisProblem;
   url: string | undefined;
+  /** The autoscaler's own verdict (its `ScalingActive` condition), while there is one that has reported. */
+  autoscaling?: AutoscalingState;
+}
+
+export interface AutoscalingState {
+  status: "True" | "False" | "Unknown";
+  reason: string;
+  message: string;
+}
+
+/**
+ * The AgentDeployment's `Autoscaling` condition: the HPA's `ScalingActive` as Kubernetes reports it
+ * (e.g. no metrics server: `FailedGetResourceMetric`). It does not touch Ready: the agent servers
+ * serve at their current count either way.
+ */
+export function autoscalingState(hpa: object | undefined): AutoscalingState | undefined {
+  type Reported = { status?: { conditions?: Partial<AutoscalingState & { type: string }>[] } };
+  const conditions = (hpa as Reported | undefined)?.status?.conditions;
+  const active = conditions?.find((c) => c.type === "ScalingActive");
+  if (!active?.status || !active.reason) return undefined;
+  return { status: active.status, reason: active.reason, message: active.message ?? "" };
 }
 
 function conditionsFor(agd: AgentDeployment, seen: DeploymentObservation): ConditionUpdate[] {
@@ -60,9 +81,14 @@ export function agentDeploymentStatus(
   const previous = agd.status;
   const deployed = seen.active?.revisionStatus === "DEPLOYED";
   const latestReadyRevision = deployed ? agd.spec.revisionName : previous?.latestReadyRevision;
+  const autoscaling: ConditionUpdate[] = seen.autoscaling
+    ? [{ type: "Autoscaling", ...seen.autoscaling, observedGeneration: agd.metadata.generation }]
+    : [];
+  // No autoscaler (any more): no Autoscaling condition, rather than a stale one.
+  const kept = previous?.conditions?.filter((c) => seen.autoscaling || c.type !== "Autoscaling");
   return {
     observedGeneration: agd.metadata.generation,
-    conditions: setConditions(previous?.conditions, conditionsFor(agd, seen), now),
+    conditions: setConditions(kept, [...conditionsFor(agd, seen), ...autoscaling], now),
     latestCreatedRevision: agd.spec.revisionName,
     ...(latestReadyRevision ? { latestReadyRevision } : {}),
     ...(latestReadyRevision && seen.url ? { url: seen.url } : {}),
