@@ -12,7 +12,9 @@ import { RedisScript } from "../storage/redis-script.ts";
  * | `<p>cp:w:<scope>:<id>` | hash | `<task_id>\0<idx>` → frame `{channel,type,task_path}` + serde bytes |
  * | `<p>cp:wids:<scope>` | set | checkpoint ids that have writes (so deleting never needs a SCAN) |
  *
- * Per thread `<p>cp:ns:<thread_id>` (set of scopes) and globally `<p>cp:threads` (set of thread ids).
+ * Per thread `<p>cp:ns:<thread_id>` (set of scopes) and `<p>cp:v:<thread_id>` (a counter every write
+ * of the thread increments: whole-thread changes apply only while it is what they read,
+ * `redis-plan.ts`), and globally `<p>cp:threads` (set of thread ids).
  */
 export class CheckpointKeys {
   readonly base: string;
@@ -27,6 +29,11 @@ export class CheckpointKeys {
 
   scopesOf(threadId: string): string {
     return `${this.base}ns:${threadId}`;
+  }
+
+  /** The thread's change counter. */
+  changes(threadId: string): string {
+    return `${this.base}v:${threadId}`;
   }
 
   checkpoint(scope: string, checkpointId: string): string {
@@ -95,7 +102,7 @@ export function decodeFrame<Header>(frame: Buffer): { header: Header; payload: B
 
 /**
  * Stores a checkpoint in one call. KEYS: blobs, checkpoint record, ids, scopes of the thread,
- * threads. ARGV: scope, thread id, checkpoint id, number of blobs, then per blob its field, frame
+ * threads, the thread's change counter. ARGV: scope, thread id, checkpoint id, number of blobs, then per blob its field, frame
  * and the field a delta frame applies to ('' for a full copy), then the record's fields and
  * values. A stored channel version never changes (like the Postgres saver's ON CONFLICT DO
  * NOTHING); the record is replaced whole. When the base of a new delta is gone (the thread was
@@ -124,6 +131,7 @@ redis.call('HSET', KEYS[2], unpack(ARGV, i))
 redis.call('ZADD', KEYS[3], 0, ARGV[3])
 redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('SADD', KEYS[5], ARGV[2])
+redis.call('INCR', KEYS[6])
 return 1
 `);
 
@@ -145,7 +153,7 @@ const CHAIN_GUARD = 1000;
 
 /**
  * Stores a task's pending writes in one call. KEYS: the checkpoint's writes, ids of checkpoints
- * with writes, scopes of the thread, threads. ARGV: checkpoint id, scope, thread id, then per
+ * with writes, scopes of the thread, threads, the thread's change counter. ARGV: checkpoint id, scope, thread id, then per
  * write 'replace' or 'keep' (special writes replace, regular ones are written once), its field
  * and its frame.
  */
@@ -157,6 +165,7 @@ end
 redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[2])
 redis.call('SADD', KEYS[4], ARGV[3])
+redis.call('INCR', KEYS[5])
 return 1
 `);
 
@@ -218,8 +227,10 @@ return result
 `);
 
 /**
- * Deletes every key of a thread atomically, walking its scope set.
- * KEYS: the thread's scope set, the thread set. ARGV: key base (`<p>cp:`), thread id.
+ * Deletes every key of a thread atomically, walking its scope set; the change counter stays a
+ * while (ARGV[3] seconds), so a whole-thread change planned before the delete fails.
+ * KEYS: the thread's scope set, the thread set, its change counter. ARGV: key base (`<p>cp:`),
+ * thread id, seconds.
  */
 export const deleteThreadScript = new RedisScript(`
 local base = ARGV[1]
@@ -234,5 +245,28 @@ for _, scope in ipairs(redis.call("SMEMBERS", KEYS[1])) do
 end
 redis.call("UNLINK", KEYS[1])
 redis.call("SREM", KEYS[2], ARGV[2])
+redis.call("INCR", KEYS[3])
+redis.call("EXPIRE", KEYS[3], ARGV[3])
 return 1
+`);
+
+/**
+ * What copying a thread reads, in one step: KEYS: the thread's scope set, its change counter.
+ * ARGV: key base. Returns {counter or false, per scope {scope, checkpoint ids, ids with writes,
+ * each checkpoint's metadata and metadata type ('' when missing)}}.
+ */
+export const copySnapshotScript = new RedisScript(`
+local base = ARGV[1]
+local scopes = {}
+for _, scope in ipairs(redis.call("SMEMBERS", KEYS[1])) do
+  local ids = redis.call("ZRANGE", base .. "ids:" .. scope, 0, -1)
+  local metadata, types = {}, {}
+  for i, id in ipairs(ids) do
+    local record = redis.call("HMGET", base .. "c:" .. scope .. ":" .. id, "metadata", "metadata_type")
+    metadata[i] = record[1] or ""
+    types[i] = record[2] or ""
+  end
+  scopes[#scopes + 1] = {scope, ids, redis.call("SMEMBERS", base .. "wids:" .. scope), metadata, types}
+end
+return {redis.call("GET", KEYS[2]), scopes}
 `);

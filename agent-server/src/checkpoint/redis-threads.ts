@@ -1,7 +1,16 @@
 import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { latestId, namespacesToKeep } from "./prune.ts";
-import type { RedisCheckpointer, WriteHeader } from "./redis.ts";
-import { blobClosureScript, decodeFrame, namespaceOfScope, parseWriteField, scopeOf } from "./redis-layout.ts";
+import type { RedisCheckpointer } from "./redis.ts";
+import type { WriteHeader } from "./redis-codec.ts";
+import {
+  blobClosureScript,
+  copySnapshotScript,
+  decodeFrame,
+  namespaceOfScope,
+  parseWriteField,
+  scopeOf,
+} from "./redis-layout.ts";
+import { changeAtomically, Plan } from "./redis-plan.ts";
 
 /** Members of a set or zset (index order), as strings. */
 export async function members(
@@ -21,7 +30,10 @@ async function withDeltaBases(saver: RedisCheckpointer, scope: string, fields: I
   return new Set(closure.map(String));
 }
 
-/** Replaces the target thread with an independent copy of the source (every namespace, pending writes). */
+/**
+ * Replaces the target thread with an independent copy of the source (every namespace, pending
+ * writes), as the source was at one moment: a checkpoint written meanwhile makes it plan again.
+ */
 export async function copyThread(
   saver: RedisCheckpointer,
   sourceThreadId: string,
@@ -29,58 +41,73 @@ export async function copyThread(
 ): Promise<void> {
   if (sourceThreadId === targetThreadId) return;
   await saver.deleteThread(targetThreadId);
-  const scopes = await members(saver.redis, saver.keys.scopesOf(sourceThreadId));
+  const plan = () => planCopy(saver, sourceThreadId, targetThreadId);
+  await changeAtomically(saver.redis, saver.keys.changes(sourceThreadId), plan, { changesWatched: false });
+}
+
+/** What `copySnapshotScript` returns: the change counter, then per scope its ids, write ids and metadata. */
+type CopySnapshot = [Buffer | null, [Buffer, Buffer[], Buffer[], Buffer[], Buffer[]][]];
+
+/** The source as one script read it (so only this planning races the thread's writes), to copy. */
+async function planCopy(saver: RedisCheckpointer, sourceThreadId: string, targetThreadId: string): Promise<Plan> {
+  const [seen, snapshot] = (await copySnapshotScript.run(
+    saver.redis,
+    [saver.keys.scopesOf(sourceThreadId), saver.keys.changes(sourceThreadId)],
+    [saver.keys.base],
+  )) as CopySnapshot;
   const plans = await Promise.all(
-    scopes.map(async (scope) => {
-      const [ids, writeIds] = await Promise.all([
-        members(saver.redis, saver.keys.ids(scope), "zset"),
-        members(saver.redis, saver.keys.writeIds(scope)),
-      ]);
+    snapshot.map(async ([scopeBytes, idBytes, writeIdBytes, metadataBytes, metadataTypes]) => {
+      const scope = scopeBytes.toString();
+      const ids = idBytes.map(String);
       const metadata = await Promise.all(
-        ids.map(async (id) => {
-          const [bytes, type] = await saver.redis.hmGet(saver.keys.checkpoint(scope, id), [
-            "metadata",
-            "metadata_type",
-          ]);
-          if (!bytes || !type) return undefined;
-          const decoded = (await saver.serde.loadsTyped(type.toString(), bytes)) as CheckpointMetadata;
+        ids.map(async (id, index) => {
+          const [bytes, type] = [metadataBytes[index], metadataTypes[index]?.toString()];
+          if (!bytes?.length || !type) return undefined;
+          const decoded = (await saver.serde.loadsTyped(type, bytes)) as CheckpointMetadata;
           if (!("thread_id" in decoded)) return undefined;
           const [, rewritten] = await saver.serde.dumpsTyped({ ...decoded, thread_id: targetThreadId });
           return [id, Buffer.from(rewritten)] as const;
         }),
       );
-      return { scope, target: scopeOf(targetThreadId, namespaceOfScope(scope)), ids, writeIds, metadata };
+      const target = scopeOf(targetThreadId, namespaceOfScope(scope));
+      return { scope, target, ids, writeIds: writeIdBytes.map(String), metadata };
     }),
   );
-  const multi = saver.redis.multi();
+  const changes = new Plan();
   for (const { scope, target, ids, writeIds, metadata } of plans) {
-    for (const id of ids) multi.copy(saver.keys.checkpoint(scope, id), saver.keys.checkpoint(target, id));
-    for (const id of writeIds) multi.copy(saver.keys.writes(scope, id), saver.keys.writes(target, id));
+    for (const id of ids) changes.copy(saver.keys.checkpoint(scope, id), saver.keys.checkpoint(target, id));
+    for (const id of writeIds) changes.copy(saver.keys.writes(scope, id), saver.keys.writes(target, id));
     for (const rewritten of metadata) {
-      if (rewritten) multi.hSet(saver.keys.checkpoint(target, rewritten[0]), "metadata", rewritten[1]);
+      if (rewritten) changes.hSet(saver.keys.checkpoint(target, rewritten[0]), "metadata", rewritten[1]);
     }
-    multi
+    changes
       .copy(saver.keys.ids(scope), saver.keys.ids(target))
       .copy(saver.keys.writeIds(scope), saver.keys.writeIds(target))
       .copy(saver.keys.blobs(scope), saver.keys.blobs(target))
       .sAdd(saver.keys.scopesOf(targetThreadId), target);
   }
-  if (plans.length > 0) multi.sAdd(saver.keys.threads(), targetThreadId);
-  await multi.exec();
+  if (plans.length > 0) changes.sAdd(saver.keys.threads(), targetThreadId);
+  changes.basedOn = seen?.toString() ?? "";
+  return changes;
 }
 
 /**
  * Keeps the latest root checkpoint with its pending writes and the channel versions it reads,
- * plus the latest checkpoint of subgraphs that root still has pending tasks for.
+ * plus the latest checkpoint of subgraphs that root still has pending tasks for; planned again
+ * when the thread is written meanwhile, so a checkpoint put in between keeps its channel values.
  */
-export async function pruneThread(saver: RedisCheckpointer, threadId: string): Promise<void> {
+export function pruneThread(saver: RedisCheckpointer, threadId: string): Promise<void> {
+  return changeAtomically(saver.redis, saver.keys.changes(threadId), () => planPrune(saver, threadId));
+}
+
+async function planPrune(saver: RedisCheckpointer, threadId: string): Promise<Plan> {
   const scopes = await members(saver.redis, saver.keys.scopesOf(threadId));
   const rootScope = scopeOf(threadId, "");
   const rootLatest = latestId(await members(saver.redis, saver.keys.ids(rootScope), "zset"));
   const rootWrites = rootLatest ? await saver.redis.hKeys(saver.keys.writes(rootScope, rootLatest)) : [];
   const pendingTaskIds = new Set(rootWrites.map((field) => parseWriteField(field.toString()).taskId));
   const keep = namespacesToKeep(scopes.map(namespaceOfScope), pendingTaskIds);
-  const multi = saver.redis.multi();
+  const changes = new Plan();
   for (const scope of scopes) {
     const [ids, writeIds, blobFields] = await Promise.all([
       members(saver.redis, saver.keys.ids(scope), "zset"),
@@ -91,14 +118,14 @@ export async function pruneThread(saver: RedisCheckpointer, threadId: string): P
     const blobs = kept ? await saver.redis.hGet(saver.keys.checkpoint(scope, kept), "blobs") : null;
     const keptBlobs = await withDeltaBases(saver, scope, blobs?.toString().split("\0").filter(Boolean) ?? []);
     for (const id of ids)
-      if (id !== kept) multi.unlink(saver.keys.checkpoint(scope, id)).zRem(saver.keys.ids(scope), id);
+      if (id !== kept) changes.unlink(saver.keys.checkpoint(scope, id)).zRem(saver.keys.ids(scope), id);
     for (const id of writeIds)
-      if (id !== kept) multi.unlink(saver.keys.writes(scope, id)).sRem(saver.keys.writeIds(scope), id);
+      if (id !== kept) changes.unlink(saver.keys.writes(scope, id)).sRem(saver.keys.writeIds(scope), id);
     const staleBlobs = blobFields.filter((field) => !keptBlobs.has(field.toString()));
-    if (staleBlobs.length > 0) multi.hDel(saver.keys.blobs(scope), staleBlobs);
-    if (!kept) multi.sRem(saver.keys.scopesOf(threadId), scope);
+    if (staleBlobs.length > 0) changes.hDel(saver.keys.blobs(scope), staleBlobs);
+    if (!kept) changes.sRem(saver.keys.scopesOf(threadId), scope);
   }
-  await multi.exec();
+  return changes;
 }
 
 /**
@@ -106,9 +133,13 @@ export async function pruneThread(saver: RedisCheckpointer, threadId: string): P
  * only they read, plus the writes the run left on the newest remaining checkpoint of each
  * namespace (a resume value, input writes): the thread is as it was before the run.
  */
-export async function deleteRun(saver: RedisCheckpointer, threadId: string, runId: string): Promise<void> {
+export function deleteRun(saver: RedisCheckpointer, threadId: string, runId: string): Promise<void> {
+  return changeAtomically(saver.redis, saver.keys.changes(threadId), () => planDeleteRun(saver, threadId, runId));
+}
+
+async function planDeleteRun(saver: RedisCheckpointer, threadId: string, runId: string): Promise<Plan> {
   const scopes = await members(saver.redis, saver.keys.scopesOf(threadId));
-  const multi = saver.redis.multi();
+  const changes = new Plan();
   for (const scope of scopes) {
     const ids = await members(saver.redis, saver.keys.ids(scope), "zset");
     const records = await Promise.all(
@@ -121,7 +152,7 @@ export async function deleteRun(saver: RedisCheckpointer, threadId: string, runI
       const metadata =
         bytes && type ? ((await saver.serde.loadsTyped(type.toString(), bytes)) as { run_id?: unknown }) : {};
       if (metadata.run_id === runId) {
-        multi
+        changes
           .unlink([saver.keys.checkpoint(scope, id), saver.keys.writes(scope, id)])
           .zRem(saver.keys.ids(scope), id)
           .sRem(saver.keys.writeIds(scope), id);
@@ -131,7 +162,7 @@ export async function deleteRun(saver: RedisCheckpointer, threadId: string, runI
       for (const field of blobs?.toString().split("\0") ?? []) if (field) keptBlobs.add(field);
     }
     if (kept.length === 0) {
-      multi
+      changes
         .unlink([saver.keys.ids(scope), saver.keys.writeIds(scope), saver.keys.blobs(scope)])
         .sRem(saver.keys.scopesOf(threadId), scope);
       continue;
@@ -141,14 +172,14 @@ export async function deleteRun(saver: RedisCheckpointer, threadId: string, runI
     const runWrites = Object.entries(writes)
       .filter(([, frame]) => decodeFrame<WriteHeader>(frame as Buffer).header.run_id === runId)
       .map(([field]) => field);
-    if (runWrites.length > 0) multi.hDel(saver.keys.writes(scope, newest), runWrites);
+    if (runWrites.length > 0) changes.hDel(saver.keys.writes(scope, newest), runWrites);
     if (kept.length < ids.length) {
       const needed = await withDeltaBases(saver, scope, keptBlobs);
       const stale = (await saver.redis.hKeys(saver.keys.blobs(scope)))
         .map((field) => field.toString())
         .filter((field) => !needed.has(field));
-      if (stale.length > 0) multi.hDel(saver.keys.blobs(scope), stale);
+      if (stale.length > 0) changes.hDel(saver.keys.blobs(scope), stale);
     }
   }
-  await multi.exec();
+  return changes;
 }

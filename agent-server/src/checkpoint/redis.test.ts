@@ -51,13 +51,14 @@ describe("RedisCheckpointer storage layout", () => {
     expect(untouchedBlobs).toHaveLength(2);
   });
 
-  it("deleteThread leaves no key of that thread behind and keeps the others", async () => {
+  it("deleteThread leaves no key of that thread behind (its change counter expires) and keeps the others", async () => {
     const [doomed, kept] = [uuidv4(), uuidv4()];
     await run(doomed, "a");
     await run(kept, "a");
     await checkpointer.deleteThread(doomed);
     const remaining = await keysOf(checkpointer.keys.base);
-    expect(remaining.filter((key) => key.includes(doomed))).toEqual([]);
+    expect(remaining.filter((key) => key.includes(doomed))).toEqual([checkpointer.keys.changes(doomed)]);
+    expect(await client.ttl(checkpointer.keys.changes(doomed))).toBeGreaterThan(0);
     expect(remaining.filter((key) => key.includes(kept)).length).toBeGreaterThan(0);
     expect(await client.sMembers(checkpointer.keys.threads())).toEqual([kept]);
   });

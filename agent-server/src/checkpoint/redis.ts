@@ -7,35 +7,32 @@ import {
   type CheckpointMetadata,
   type CheckpointPendingWrite,
   type CheckpointTuple,
-  compareWritesSortKeys,
   maxChannelVersion,
   type PendingWrite,
   type SerializerProtocol,
   TASKS,
   WRITES_IDX_MAP,
-  writesSortKey,
 } from "@langchain/langgraph-checkpoint";
 import { RESP_TYPES } from "redis";
 import { jsonContains } from "../storage/json-match.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type { ThreadCheckpointer } from "../storage/types.ts";
-import { applyChain, type DeltaHeader, deltaAgainst, type KnownVersion, KnownVersions } from "./deltas.ts";
+import { KnownVersions } from "./deltas.ts";
 import { checkpointMetadata, runIdOf, TaskWritesTracker } from "./metadata.ts";
+import { asFullCopies, decodeBlobs, encodeBlob, orderedWrites, pairs, rememberStored } from "./redis-codec.ts";
 import {
   blobField,
   CheckpointKeys,
-  channelOfBlobField,
-  decodeFrame,
   deleteThreadScript,
   encodeFrame,
   loadTupleScript,
   namespaceOfScope,
-  parseWriteField,
   putCheckpointScript,
   putWritesScript,
   scopeOf,
   writeField,
 } from "./redis-layout.ts";
+import { DELETED_COUNTER_SECONDS } from "./redis-plan.ts";
 import { copyThread, deleteRun, members, pruneThread } from "./redis-threads.ts";
 import { FastJsonPlusSerializer } from "./serde.ts";
 
@@ -45,33 +42,6 @@ type BinaryClient = ReturnType<typeof binaryClient>;
 type Maybe<T> = T | null;
 /** What `loadTupleScript` returns. */
 type TupleReply = [Buffer, Maybe<Buffer>[], Buffer[], Buffer[][]];
-
-/** One channel version to store: its blob field, full bytes and the frame written for it. */
-interface BlobWrite {
-  channel: string;
-  field: string;
-  type: string;
-  bytes: Buffer;
-  frame: Buffer;
-  /** The known version the frame is a delta against, and the delta's payload bytes. */
-  base?: KnownVersion;
-  deltaBytes?: number;
-}
-
-export interface WriteHeader {
-  channel: string;
-  type: string;
-  task_path: string;
-  /** The run that stored the write, so rolling the run back removes it. */
-  run_id?: string;
-}
-
-interface StoredWrite {
-  taskId: string;
-  idx: number;
-  header: WriteHeader;
-  payload: Buffer;
-}
 
 const LIST_PAGE = 64;
 
@@ -160,28 +130,9 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       this.serde.dumpsTyped(withoutValues),
       this.serde.dumpsTyped(stored),
       Promise.all(
-        Object.entries(newVersions).map(async ([channel, version]): Promise<BlobWrite> => {
-          const field = blobField(channel, version);
-          if (!(channel in values)) {
-            return {
-              channel,
-              field,
-              type: "empty",
-              bytes: Buffer.alloc(0),
-              frame: encodeFrame({ type: "empty" }, Buffer.alloc(0)),
-            };
-          }
-          const [blobType, serializedValue] = await this.serde.dumpsTyped(values[channel]);
-          const bytes = Buffer.from(serializedValue.buffer, serializedValue.byteOffset, serializedValue.byteLength);
-          const base = this.#known.get(scope, channel);
-          const delta = base && base.field !== field ? deltaAgainst(base, blobType, bytes) : undefined;
-          return delta
-            ? {
-                ...{ channel, field, type: blobType, bytes, base, deltaBytes: delta.payload.length },
-                frame: encodeFrame(delta.header, delta.payload),
-              }
-            : { channel, field, type: blobType, bytes, frame: encodeFrame({ type: blobType }, bytes) };
-        }),
+        Object.keys(newVersions).map((channel) =>
+          encodeBlob(this.serde, this.#known, scope, channel, newVersions[channel] as number | string, values),
+        ),
       ),
     ]);
     const recordKey = this.keys.checkpoint(scope, checkpoint.id);
@@ -201,6 +152,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       this.keys.ids(scope),
       this.keys.scopesOf(threadId),
       this.keys.threads(),
+      this.keys.changes(threadId),
     ];
     const run = () => {
       const args: (string | Buffer)[] = [scope, threadId, checkpoint.id, String(blobs.length)];
@@ -211,23 +163,10 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     const missing = await run();
     if (Array.isArray(missing)) {
       // Deltas against versions removed since this process saw them: sent again as full copies.
-      const gone = new Set((missing as Buffer[]).map(String));
-      for (const blob of blobs) {
-        if (!gone.has(blob.field)) continue;
-        blob.frame = encodeFrame({ type: blob.type }, blob.bytes);
-        delete blob.base;
-        delete blob.deltaBytes;
-      }
+      asFullCopies(blobs, new Set((missing as Buffer[]).map(String)));
       await run();
     }
-    for (const { channel, field, type: blobType, bytes, base, deltaBytes = 0 } of blobs) {
-      if (blobType === "empty") this.#known.delete(scope, channel);
-      else if (!base) this.#known.set(scope, channel, { field, type: blobType, bytes, depth: 0, chainBytes: 0 });
-      else {
-        const chainBytes = base.chainBytes + deltaBytes;
-        this.#known.set(scope, channel, { field, type: blobType, bytes, depth: base.depth + 1, chainBytes });
-      }
-    }
+    rememberStored(this.#known, scope, blobs);
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 
@@ -256,7 +195,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     for (const { index, field, frame } of encoded) args.push(index < 0 ? "replace" : "keep", field, frame);
     await putWritesScript.run(
       this.redis,
-      [key, this.keys.writeIds(scope), this.keys.scopesOf(threadId), this.keys.threads()],
+      [key, this.keys.writeIds(scope), this.keys.scopesOf(threadId), this.keys.threads(), this.keys.changes(threadId)],
       args,
     );
   }
@@ -264,8 +203,8 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
   async deleteThread(threadId: string): Promise<void> {
     await deleteThreadScript.run(
       this.redis,
-      [this.keys.scopesOf(threadId), this.keys.threads()],
-      [this.keys.base, threadId],
+      [this.keys.scopesOf(threadId), this.keys.threads(), this.keys.changes(threadId)],
+      [this.keys.base, threadId, String(DELETED_COUNTER_SECONDS)],
     );
   }
 
@@ -328,7 +267,8 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     const id = idBytes.toString();
     const parentId = parentBytes?.toString();
     const checkpoint = (await this.serde.loadsTyped(type.toString(), serialized)) as Checkpoint;
-    checkpoint.channel_values = await this.loadBlobs(scope, blobList?.toString() ?? "", chains, checkpointId === "");
+    const blobs = blobList?.toString() ?? "";
+    checkpoint.channel_values = await decodeBlobs(this.serde, this.#known, scope, blobs, chains, checkpointId === "");
     const writes = orderedWrites(pairs(writesFlat));
     if (checkpoint.v < 4 && parentId !== undefined) await this.migratePendingSends(checkpoint, scope, parentId);
     const tuple: CheckpointTuple = {
@@ -353,34 +293,6 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     return tuple;
   }
 
-  /** Channel values from each blob's chain of frames (newest first); `remember`: as bases for deltas. */
-  private async loadBlobs(
-    scope: string,
-    blobList: string,
-    chains: Buffer[][],
-    remember: boolean,
-  ): Promise<Record<string, unknown>> {
-    const fields = blobList === "" ? [] : blobList.split("\0");
-    const values: Record<string, unknown> = {};
-    await Promise.all(
-      fields.map(async (field, index) => {
-        const frames = (chains[index] ?? []).map((frame) => decodeFrame<DeltaHeader>(frame)).reverse();
-        const [full, ...deltas] = frames;
-        if (!full) return;
-        const { type } = frames[frames.length - 1]?.header ?? full.header;
-        if (type === "empty") return;
-        const bytes = applyChain(full.payload, deltas);
-        const channel = channelOfBlobField(field);
-        if (remember) {
-          const chainBytes = deltas.reduce((sum, delta) => sum + delta.payload.length, 0);
-          this.#known.set(scope, channel, { field, type, bytes, depth: deltas.length, chainBytes });
-        }
-        values[channel] = await this.serde.loadsTyped(type, bytes);
-      }),
-    );
-    return values;
-  }
-
   /** Checkpoints before format v4 kept sends as writes to TASKS on the parent (mirrors MemorySaver). */
   private async migratePendingSends(checkpoint: Checkpoint, scope: string, parentId: string): Promise<void> {
     const stored = await this.redis.hGetAll(this.keys.writes(scope, parentId));
@@ -399,23 +311,4 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     checkpoint.channel_versions[TASKS] =
       versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
-}
-
-/** A flat HGETALL reply (as Lua returns it) as field/value pairs. */
-function pairs(flat: Buffer[]): (readonly [string, Buffer])[] {
-  const result: (readonly [string, Buffer])[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) result.push([(flat[i] as Buffer).toString(), flat[i + 1] as Buffer]);
-  return result;
-}
-
-/** Decodes stored writes, in the order live execution applies them. */
-function orderedWrites(entries: Iterable<readonly [string, Buffer]>): StoredWrite[] {
-  const writes: StoredWrite[] = [];
-  for (const [field, frame] of entries) {
-    const { taskId, idx } = parseWriteField(field);
-    const { header, payload } = decodeFrame<WriteHeader>(frame);
-    writes.push({ taskId, idx, header, payload });
-  }
-  const sortKey = (write: StoredWrite) => writesSortKey(write.header.task_path, write.taskId, write.idx);
-  return writes.sort((a, b) => compareWritesSortKeys(sortKey(a), sortKey(b)));
 }

@@ -1,0 +1,130 @@
+import { compareWritesSortKeys, type SerializerProtocol, writesSortKey } from "@langchain/langgraph-checkpoint";
+import { applyChain, type DeltaHeader, deltaAgainst, type KnownVersion, type KnownVersions } from "./deltas.ts";
+import { blobField, channelOfBlobField, decodeFrame, encodeFrame, parseWriteField } from "./redis-layout.ts";
+
+/** Encoding and decoding of what the Redis checkpointer stores: channel versions (as deltas) and pending writes. */
+
+/** One channel version to store: its blob field, full bytes and the frame written for it. */
+export interface BlobWrite {
+  channel: string;
+  field: string;
+  type: string;
+  bytes: Buffer;
+  frame: Buffer;
+  /** The known version the frame is a delta against, and the delta's payload bytes. */
+  base?: KnownVersion;
+  deltaBytes?: number;
+}
+
+export interface WriteHeader {
+  channel: string;
+  type: string;
+  task_path: string;
+  /** The run that stored the write, so rolling the run back removes it. */
+  run_id?: string;
+}
+
+export interface StoredWrite {
+  taskId: string;
+  idx: number;
+  header: WriteHeader;
+  payload: Buffer;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** A channel's new version as a frame: a delta on the version this process knows when that is smaller. */
+export async function encodeBlob(
+  serde: SerializerProtocol,
+  known: KnownVersions,
+  scope: string,
+  channel: string,
+  version: number | string,
+  values: Record<string, unknown>,
+): Promise<BlobWrite> {
+  const field = blobField(channel, version);
+  if (!(channel in values)) {
+    return { channel, field, type: "empty", bytes: EMPTY, frame: encodeFrame({ type: "empty" }, EMPTY) };
+  }
+  const [blobType, serializedValue] = await serde.dumpsTyped(values[channel]);
+  const bytes = Buffer.from(serializedValue.buffer, serializedValue.byteOffset, serializedValue.byteLength);
+  const base = known.get(scope, channel);
+  const delta = base && base.field !== field ? deltaAgainst(base, blobType, bytes) : undefined;
+  return delta
+    ? {
+        ...{ channel, field, type: blobType, bytes, base, deltaBytes: delta.payload.length },
+        frame: encodeFrame(delta.header, delta.payload),
+      }
+    : { channel, field, type: blobType, bytes, frame: encodeFrame({ type: blobType }, bytes) };
+}
+
+/** Deltas whose base was removed since this process saw it are sent again as full copies. */
+export function asFullCopies(blobs: BlobWrite[], missing: Set<string>): void {
+  for (const blob of blobs) {
+    if (!missing.has(blob.field)) continue;
+    blob.frame = encodeFrame({ type: blob.type }, blob.bytes);
+    delete blob.base;
+    delete blob.deltaBytes;
+  }
+}
+
+/** The versions just stored become the bases of this process's next deltas. */
+export function rememberStored(known: KnownVersions, scope: string, blobs: BlobWrite[]): void {
+  for (const { channel, field, type, bytes, base, deltaBytes = 0 } of blobs) {
+    if (type === "empty") known.delete(scope, channel);
+    else if (!base) known.set(scope, channel, { field, type, bytes, depth: 0, chainBytes: 0 });
+    else {
+      const chainBytes = base.chainBytes + deltaBytes;
+      known.set(scope, channel, { field, type, bytes, depth: base.depth + 1, chainBytes });
+    }
+  }
+}
+
+/** Channel values from each blob's chain of frames (newest first); `remember`: as bases for deltas. */
+export async function decodeBlobs(
+  serde: SerializerProtocol,
+  known: KnownVersions,
+  scope: string,
+  blobList: string,
+  chains: Buffer[][],
+  remember: boolean,
+): Promise<Record<string, unknown>> {
+  const fields = blobList === "" ? [] : blobList.split("\0");
+  const values: Record<string, unknown> = {};
+  await Promise.all(
+    fields.map(async (field, index) => {
+      const frames = (chains[index] ?? []).map((frame) => decodeFrame<DeltaHeader>(frame)).reverse();
+      const [full, ...deltas] = frames;
+      if (!full) return;
+      const { type } = frames[frames.length - 1]?.header ?? full.header;
+      if (type === "empty") return;
+      const bytes = applyChain(full.payload, deltas);
+      const channel = channelOfBlobField(field);
+      if (remember) {
+        const chainBytes = deltas.reduce((sum, delta) => sum + delta.payload.length, 0);
+        known.set(scope, channel, { field, type, bytes, depth: deltas.length, chainBytes });
+      }
+      values[channel] = await serde.loadsTyped(type, bytes);
+    }),
+  );
+  return values;
+}
+
+/** A flat HGETALL reply (as Lua returns it) as field/value pairs. */
+export function pairs(flat: Buffer[]): (readonly [string, Buffer])[] {
+  const result: (readonly [string, Buffer])[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) result.push([(flat[i] as Buffer).toString(), flat[i + 1] as Buffer]);
+  return result;
+}
+
+/** Decodes stored writes, in the order live execution applies them. */
+export function orderedWrites(entries: Iterable<readonly [string, Buffer]>): StoredWrite[] {
+  const writes: StoredWrite[] = [];
+  for (const [field, frame] of entries) {
+    const { taskId, idx } = parseWriteField(field);
+    const { header, payload } = decodeFrame<WriteHeader>(frame);
+    writes.push({ taskId, idx, header, payload });
+  }
+  const sortKey = (write: StoredWrite) => writesSortKey(write.header.task_path, write.taskId, write.idx);
+  return writes.sort((a, b) => compareWritesSortKeys(sortKey(a), sortKey(b)));
+}
