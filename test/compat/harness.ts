@@ -188,9 +188,14 @@ export interface Compared {
 /**
  * Starts the reference server and ours (a real `agent-server serve` process on Redis) on the
  * project of `configPath`, once for the calling file: call it at the top of a `describe`. `env`
- * is set for both.
+ * is set for both. `referenceConfigPath` gives the reference another project, for projects it
+ * cannot run (older LangGraph.js releases: see versions.test.ts).
  */
-export function useCompatServers(configPath: string, env: Record<string, string> = {}): CompatServers {
+export function useCompatServers(
+  configPath: string,
+  env: Record<string, string> = {},
+  referenceConfigPath = configPath,
+): CompatServers {
   let reference: ReferenceServer | undefined;
   let ours: ServerProcess | undefined;
   const servers = {} as CompatServers;
@@ -201,7 +206,7 @@ export function useCompatServers(configPath: string, env: Record<string, string>
     const quiet = { LANGSMITH_TRACING: "false", LANGCHAIN_TRACING_V2: "false", ...env };
     // Each side is kept as soon as it is up, so afterAll stops it even when the other failed to start.
     const [ref, own] = await Promise.all([
-      startReferenceServer(cli, configPath, quiet).then((server) => (reference = server)),
+      startReferenceServer(cli, referenceConfigPath, quiet).then((server) => (reference = server)),
       spawnServer(testRedisUrl(), `compat-${randomUUID().slice(0, 8)}:`, quiet, configPath).then(
         (server) => (ours = server),
       ),
