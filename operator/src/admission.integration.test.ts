@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AgentDeployment, AgentRevision } from "@agentplane/crds";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,10 +23,34 @@ import { type RunningOperator, startOperator } from "./operator.ts";
  */
 
 const NS = "quota-bound";
-// Runs and never answers its probes, as an agent server whose Redis never comes does.
+const readyFile = join(mkdtempSync(join(tmpdir(), "admission-")), "redis-up");
+/**
+ * An agent server as it behaves without its Redis: alive (`/ok`), but not ready (`/ok?check_db=1`)
+ * until the test says Redis is up (the test kubelet points no process at a managed Redis).
+ */
+const WAITING_FOR_REDIS = `const { existsSync } = require("node:fs");
+require("node:http").createServer((req, res) => {
+  res.statusCode = !req.url.includes("check_db") || existsSync(process.env.READY_FILE) ? 200 : 503;
+  res.end();
+}).listen(Number(process.env.PORT), "127.0.0.1");`;
 const images = {
-  "example/waiting:1": () => ({ command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] }),
+  "example/waiting:1": () => ({
+    command: process.execPath,
+    args: ["-e", WAITING_FOR_REDIS],
+    env: { READY_FILE: readyFile },
+  }),
 };
+const quotas = { apiVersion: "v1", kind: "ResourceQuota", plural: "resourcequotas" };
+
+/** Every container must state a CPU limit: the managed Redis has none on purpose (no throttling). */
+function createQuota() {
+  return cluster.kube.create(resourcePath(quotas, NS), {
+    apiVersion: "v1",
+    kind: "ResourceQuota",
+    metadata: { name: "compute", namespace: NS },
+    spec: { hard: { "limits.cpu": "2", "requests.memory": "4Gi" } },
+  });
+}
 
 let cluster: TestCluster;
 let operator: RunningOperator;
@@ -31,13 +58,7 @@ let operator: RunningOperator;
 beforeAll(async () => {
   cluster = await startTestCluster(images, testRedisUrl());
   await cluster.createNamespace(NS);
-  // Every container must state a CPU limit: the managed Redis has none on purpose (no throttling).
-  await cluster.kube.create(resourcePath({ apiVersion: "v1", kind: "ResourceQuota", plural: "resourcequotas" }, NS), {
-    apiVersion: "v1",
-    kind: "ResourceQuota",
-    metadata: { name: "compute", namespace: NS },
-    spec: { hard: { "limits.cpu": "2", "requests.memory": "4Gi" } },
-  });
+  await createQuota();
   const settings = settingsFromEnv({
     HEALTH_PORT: "0",
     HEALTH_HOST: "127.0.0.1",
@@ -67,7 +88,7 @@ async function failedRevision(revisionId: string): Promise<AgentRevision> {
 }
 
 describe("pods a ResourceQuota refuses", () => {
-  it("the managed Redis pod: the revision fails at once with the quota's message, from its StatefulSet's Event", async () => {
+  it("the managed Redis pod: the revision fails at once with the quota's message, and is DEPLOYED once the quota goes", async () => {
     const id = randomUUID();
     const revisionId = randomUUID();
     await createAgentDeployment(cluster.kube, {
@@ -94,6 +115,27 @@ describe("pods a ResourceQuota refuses", () => {
         .list("v1", "pods", NS)
         .some((p) => p.metadata.name.startsWith(`agent-${id}-`) && !p.metadata.name.includes("redis")),
     ).toBe(true);
+
+    // The administrator lifts the quota: the StatefulSet controller's retry creates the pod, Redis
+    // comes up, the agent servers become ready and the failed revision is rolled out after all.
+    await cluster.kube.delete(resourcePath(quotas, NS, "compute"));
+    await eventually(
+      () => (cluster.api.get("apps/v1", "statefulsets", NS, `agent-${id}-redis`) as any)?.status?.readyReplicas === 1,
+      20_000,
+      "the managed Redis",
+    );
+    writeFileSync(readyFile, "");
+    await eventually(
+      () => getRevision(revisionId).then((r) => r?.status?.revisionStatus === "DEPLOYED"),
+      20_000,
+      "DEPLOYED once the quota is gone",
+    );
+    await eventually(
+      () => getAgd(id).then((a) => a?.status?.conditions?.find((c) => c.type === "Degraded")?.status === "False"),
+      20_000,
+      "Degraded=False",
+    );
+    await createQuota();
     await cluster.kube.delete(resourcePath(resources.agentDeployment, NS, id));
     await eventually(() => getAgd(id).then((a) => a === undefined));
   });
