@@ -7,6 +7,7 @@ import { loadConfig } from "../agent-server/src/config.ts";
 import { matchesAuthFilter, normalizeUser, RequestAuth } from "../agent-server/src/custom-auth/authorize.ts";
 import { readAuthSettings } from "../agent-server/src/custom-auth/config.ts";
 import { loadProjectAuth } from "../agent-server/src/custom-auth/module.ts";
+import { lazyRequest } from "../agent-server/src/custom-auth/request.ts";
 import { type AgentServer, startAgentServer } from "../agent-server/src/server.ts";
 import { percentile, round } from "./support/measure.ts";
 import type { BenchResult } from "./types.ts";
@@ -141,8 +142,8 @@ async function startServer(redisUrl: string, prefix: string, config: string): Pr
 const userOf = (i: number) => `user-${i % USERS}`;
 
 /**
- * What the server does per request under custom auth, without HTTP: the WHATWG Request handed to
- * `authenticate`, the user, the `threads:read` handler and the filter check. A figure a busy machine
+ * What the server does per request under custom auth, without HTTP: the Request handed to
+ * `authenticate` (as `authenticateRequest` builds it), the user, the `threads:read` handler and the filter check. A figure a busy machine
  * disturbs less than the HTTP comparison.
  */
 async function inProcessCost(): Promise<BenchResult> {
@@ -153,7 +154,7 @@ async function inProcessCost(): Promise<BenchResult> {
   const start = performance.now();
   for (let i = 0; i < calls; i++) {
     const headers = new Headers({ host: "127.0.0.1", authorization: `Bearer ${userOf(i)}`, accept: "*/*" });
-    const request = new Request(`http://127.0.0.1/threads/${i}`, { method: "GET", headers });
+    const request = lazyRequest("GET", `http://127.0.0.1/threads/${i}`, headers);
     const auth = new RequestAuth(normalizeUser(await authenticate(request)), loaded.auth);
     matchesAuthFilter({ owner: userOf(i) }, await auth.authorize("threads:read", { thread_id: String(i) }));
   }

@@ -8,7 +8,7 @@ const UNSUPPORTED_HINTS: Record<string, string> = {
   openapi: "/openapi.json documents the API-key scheme only; describe your token scheme in your API docs",
 };
 
-const KNOWN_KEYS = new Set(["path", "disable_studio_auth"]);
+const KNOWN_KEYS = new Set(["path", "disable_studio_auth", "authenticate_docs"]);
 
 /**
  * The `auth` section of `langgraph.json`, as the reference servers define it. Keys this server
@@ -18,6 +18,7 @@ const AuthSection = z
   .object({
     path: z.string().min(1).optional(),
     disable_studio_auth: z.boolean().optional(),
+    authenticate_docs: z.boolean().optional(),
   })
   .catchall(z.unknown())
   .superRefine((section, ctx) => {
@@ -43,6 +44,8 @@ export interface AuthSettings {
   location: AuthLocation | undefined;
   /** Requests marked `x-auth-scheme: langsmith` (Studio) that carry a valid API key act as the Studio user. */
   studioAuth: boolean;
+  /** `/docs` and `/openapi.json` are authenticated like the API (as on the reference JS server), not public. */
+  authenticateDocs: boolean;
 }
 
 /** Reads `auth` from `langgraph.json`; a bad section is a ProjectError (exit code 2). */
@@ -60,5 +63,9 @@ export function readAuthSettings(configPath: string): AuthSettings {
       exportName: (hasExport && section.path.slice(colon + 1)) || "default",
     };
   }
-  return { location, studioAuth: !section.disable_studio_auth };
+  return {
+    location,
+    studioAuth: !section.disable_studio_auth,
+    authenticateDocs: section.authenticate_docs ?? false,
+  };
 }

@@ -18,13 +18,18 @@ function project(auth: unknown): string {
 
 describe("auth.path", () => {
   it("names a module and an export, the default export when none is given", () => {
-    const configPath = project({ path: "./src/auth.ts:auth", disable_studio_auth: true });
+    const configPath = project({ path: "./src/auth.ts:auth", disable_studio_auth: true, authenticate_docs: true });
     expect(readAuthSettings(configPath)).toEqual({
       location: { spec: "./src/auth.ts:auth", modulePath: join(configPath, "../src/auth.ts"), exportName: "auth" },
       studioAuth: false,
+      authenticateDocs: true,
     });
     expect(readAuthSettings(project({ path: "auth.js" })).location?.exportName).toBe("default");
-    expect(readAuthSettings(project(undefined))).toEqual({ location: undefined, studioAuth: true });
+    expect(readAuthSettings(project(undefined))).toEqual({
+      location: undefined,
+      studioAuth: true,
+      authenticateDocs: false,
+    });
   });
 
   it("refuses options this server does not implement, saying what to do instead", () => {
@@ -47,6 +52,7 @@ describe("auth.path", () => {
     const settings = (path: string, exportName: string) => ({
       location: { spec: `${path}:${exportName}`, modulePath: join(fixture, path), exportName },
       studioAuth: true,
+      authenticateDocs: false,
     });
     await expect(loadProjectAuth(settings("src/auth.ts", "nope"))).rejects.toThrow(
       /auth "src\/auth\.ts:nope": .*has no export "nope"/,

@@ -11,12 +11,15 @@ import {
   RequestAuth,
 } from "./authorize.ts";
 import { type AuthSettings, readAuthSettings } from "./config.ts";
+import { authenticateRequest } from "./request.ts";
 
-/** Paths nobody authenticates for: health checks, server info, and the API reference with its document. */
-const PUBLIC_PATHS = new Set(["/ok", "/info", "/docs", "/openapi.json"]);
+/** Paths nobody authenticates for: health checks and server info. */
+const PUBLIC_PATHS = new Set(["/ok", "/info"]);
+/** The API reference and the document it renders: public unless `auth.authenticate_docs`. */
+const isDocs = (path: string) => path === "/docs" || path === "/openapi.json" || path.startsWith("/docs/assets/");
 // Generative UI files are loaded by `<script>`/`<link>` tags, without credentials (as in the reference server).
-const isPublic = (method: string, path: string) =>
-  PUBLIC_PATHS.has(path) || path.startsWith("/docs/assets/") || (method === "GET" && path.startsWith("/ui/"));
+const isPublic = (method: string, path: string, docsPublic: boolean) =>
+  PUBLIC_PATHS.has(path) || (docsPublic && isDocs(path)) || (method === "GET" && path.startsWith("/ui/"));
 
 /** Who a Studio request acts as, as on the reference server. */
 const STUDIO_USER: AuthUser = {
@@ -55,19 +58,6 @@ export async function loadProjectAuth(
   );
 }
 
-/** The request as the reference hands it to `authenticate`: method, full URL and headers (the body stays unread). */
-function fetchRequest(req: ExpressRequest): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || name.startsWith(":")) continue;
-    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
-  }
-  return new Request(`${req.protocol}://${req.get("host") ?? "localhost"}${req.originalUrl}`, {
-    method: req.method,
-    headers,
-  });
-}
-
 /**
  * Runs the project's `authenticate` on every API request (after the API-key check, so with keys
  * configured a request needs both), except preflights and the public paths. Studio requests
@@ -81,15 +71,16 @@ export function authenticateRequests(
 ): RequestHandler {
   const authenticate = auth["~handlerCache"].authenticate;
   const studio = settings.studioAuth && apiKeysChecked;
+  const docsPublic = !settings.authenticateDocs;
   return async (req, res, next) => {
-    if (req.method === "OPTIONS" || isPublic(req.method, req.path)) return next();
+    if (req.method === "OPTIONS" || isPublic(req.method, req.path, docsPublic)) return next();
     if (studio && req.get("x-auth-scheme") === "langsmith") {
       authOfRequest.set(req, new RequestAuth({ ...STUDIO_USER, permissions: [] }, auth));
       return next();
     }
     if (!authenticate) return next();
     try {
-      authOfRequest.set(req, new RequestAuth(normalizeUser(await authenticate(fetchRequest(req))), auth));
+      authOfRequest.set(req, new RequestAuth(normalizeUser(await authenticate(authenticateRequest(req))), auth));
       next();
     } catch (error) {
       const rejection = AuthRejection.from(error);
