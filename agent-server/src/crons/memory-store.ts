@@ -20,6 +20,12 @@ export class MemoryCronStore implements CronStore {
     else this.#schedule.set(cron.cron_id, Date.parse(cron.next_run_date));
   }
 
+  async update(cron: Cron): Promise<boolean> {
+    if (!this.#crons.has(cron.cron_id)) return false;
+    await this.save(cron);
+    return true;
+  }
+
   async get(cronId: string): Promise<Cron | undefined> {
     const cron = this.#crons.get(cronId);
     return cron && structuredClone(cron);

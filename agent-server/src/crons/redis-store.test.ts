@@ -40,6 +40,28 @@ describe("RedisCronStore claims", () => {
 
   const lease = (owner: string, now: number, ms = 10_000) => ({ owner, now, until: now + ms });
 
+  it("an update racing a delete never brings the cron back (the PATCH answers 404 instead)", async () => {
+    const slot = "2026-01-01T00:01:00.000Z";
+    for (let round = 0; round < 50; round++) {
+      const item = cron(1000 + round, slot);
+      await stores[0]?.save(item);
+      const [updated] = await Promise.all([
+        stores[1]?.update({ ...item, metadata: { round } }),
+        stores[2]?.delete(item.cron_id),
+      ]);
+      const stored = await stores[0]?.get(item.cron_id);
+      // Either the update came first and the delete removed it, or the update found nothing.
+      expect(stored).toBeUndefined();
+      expect(typeof updated).toBe("boolean");
+    }
+    expect(await stores[0]?.due(Date.parse(slot), 100)).toEqual([]);
+    expect(await stores[0]?.all()).toEqual([]);
+    const kept = cron(2000, slot);
+    await stores[0]?.save(kept);
+    expect(await stores[1]?.update({ ...kept, metadata: { patched: true } })).toBe(true);
+    expect((await stores[2]?.get(kept.cron_id))?.metadata).toEqual({ patched: true });
+  });
+
   it("lets exactly one of several concurrent schedulers claim each due slot, and moves it on at the ack", async () => {
     const slot = Date.parse("2026-01-01T00:01:00.000Z");
     const crons = Array.from({ length: 60 }, (_, i) => cron(i, new Date(slot).toISOString()));

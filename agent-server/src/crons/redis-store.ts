@@ -48,6 +48,21 @@ return 1
 const CLAIM_FIELDS = ["claim_slot", "claim_owner", "claim_until"];
 
 /**
+ * Replaces a cron that still exists (a PATCH racing a DELETE never brings it back) and
+ * reschedules it, dropping any slot in flight. KEYS: cron hash, schedule zset, claims zset.
+ * ARGV: cron id, record JSON, next run ISO ('' = none), next run ms ('' = unschedule). Returns 0
+ * when the cron is gone.
+ */
+const UPDATE = new RedisScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'record', ARGV[2], 'next_run_date', ARGV[3])
+redis.call('HDEL', KEYS[1], ${CLAIM_FIELDS.map((field) => `'${field}'`).join(", ")})
+redis.call('ZREM', KEYS[3], ARGV[1])
+if ARGV[4] == '' then redis.call('ZREM', KEYS[2], ARGV[1]) else redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1]) end
+return 1
+`);
+
+/**
  * Layout under the prefix: `cron:<id>` hash (`record` JSON without next_run_date, `next_run_date`,
  * and while a slot is in flight `claim_slot`, `claim_owner`, `claim_until`), `crons` set of every
  * id, `crons:schedule` zset of enabled ids by next run (ms), `crons:claims` zset of ids with a
@@ -84,6 +99,14 @@ export class RedisCronStore implements CronStore {
     if (next_run_date === null) multi.zRem(this.#schedule, cron.cron_id);
     else multi.zAdd(this.#schedule, { score: Date.parse(next_run_date), value: cron.cron_id });
     await multi.exec();
+  }
+
+  async update(cron: Cron): Promise<boolean> {
+    const { next_run_date, ...record } = cron;
+    const next = next_run_date === null ? "" : String(Date.parse(next_run_date));
+    const keys = [this.#key(cron.cron_id), this.#schedule, this.#claims];
+    const args = [cron.cron_id, JSON.stringify(record), next_run_date ?? "", next];
+    return (await UPDATE.run(this.#redis, keys, args)) === 1;
   }
 
   async get(cronId: string): Promise<Cron | undefined> {

@@ -198,7 +198,8 @@ export class CronService {
       updated_at: new Date().toISOString(),
     };
     updated.next_run_date = scheduledNext(updated, Date.now());
-    await this.#store.save(updated);
+    // Only while it exists: a DELETE that came in between stands.
+    if (!(await this.#store.update(updated))) throw notFound(`Cron ${cronId} not found`);
     return updated;
   }
 

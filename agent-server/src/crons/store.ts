@@ -23,6 +23,8 @@ export interface SlotLease {
 export interface CronStore {
   /** Stores the cron and (re)schedules it at `next_run_date` (unscheduled when null), dropping any slot in flight. */
   save(cron: Cron): Promise<void>;
+  /** `save` of a cron that still exists; false (nothing written) once it was deleted. */
+  update(cron: Cron): Promise<boolean>;
   get(cronId: string): Promise<Cron | undefined>;
   delete(cronId: string): Promise<boolean>;
   /** Every cron (searches filter and sort them). */
