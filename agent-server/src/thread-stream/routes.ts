@@ -91,8 +91,6 @@ export function threadStreamRoutes(
   ];
 }
 
-/** A stream whose client takes nothing for this long is cut off (its buffer freed). */
-const STALL_MS = 60_000;
 /** Unsent bytes a WebSocket may hold before its events wait for the client. */
 const SOCKET_BUFFER_BYTES = 1024 * 1024;
 
@@ -109,7 +107,8 @@ export function threadStreamModule(deps: {
   runs: () => RunService;
   events: () => RunEventLog;
   threads: () => ThreadService;
-  settings: { heartbeatMs: number };
+  /** `heartbeatMs` (STREAM_HEARTBEAT_MS), and `stallMs` (STREAM_STALL_TIMEOUT_MS): as for SSE run streams. */
+  settings: { heartbeatMs: number; stallMs: number };
 }): ServerModule {
   let protocol: ThreadProtocolService | undefined;
   const service = () => {
@@ -123,7 +122,7 @@ export function threadStreamModule(deps: {
       new ProtocolSockets(service(), deps.runs(), deps.events(), deps.threads(), {
         heartbeatMs: deps.settings.heartbeatMs,
         bufferLimit: SOCKET_BUFFER_BYTES,
-        stallMs: STALL_MS,
+        stallMs: deps.settings.stallMs,
         maxPayload: byteSize(ctx.config.bodyLimit),
         logger: ctx.logger,
       }).accept(),
@@ -131,7 +130,7 @@ export function threadStreamModule(deps: {
     routes: (ctx) =>
       threadStreamRoutes(service(), deps.runs(), deps.threads(), deps.events(), {
         heartbeatMs: deps.settings.heartbeatMs,
-        stallMs: STALL_MS,
+        stallMs: deps.settings.stallMs,
         logger: ctx.logger,
       }),
   };

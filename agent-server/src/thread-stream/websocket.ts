@@ -82,7 +82,13 @@ class ProtocolSocket {
   /** Subscription changes, one at a time: each may stop and restart the pump. */
   #changes: Promise<unknown> = Promise.resolve();
   #inFlight = 0;
-  lastPong = Date.now();
+  /**
+   * Frames waiting for the client to take the full buffer: pings queue behind the events
+   * meanwhile, so the stall limit judges the client, not missing pongs.
+   */
+  #waiting = 0;
+  /** The client's last sign of life: a pong, or taking a full buffer. */
+  #lastHeard = Date.now();
 
   constructor(
     ws: WebSocket,
@@ -98,7 +104,7 @@ class ProtocolSocket {
     this.#deps = deps;
     ws.on("message", (data) => this.#receive(data));
     ws.on("pong", () => {
-      this.lastPong = Date.now();
+      this.#lastHeard = Date.now();
     });
     ws.on("close", () => {
       this.#subscriptions.clear();
@@ -106,8 +112,10 @@ class ProtocolSocket {
     });
   }
 
+  /** Pings an open socket; a closing one is left to its close handshake (ws ends it after 30 s). */
   ping(now: number, heartbeatMs: number): void {
-    if (now - this.lastPong > PONG_TIMEOUT_HEARTBEATS * heartbeatMs) {
+    if (this.#ws.readyState !== WebSocket.OPEN) return;
+    if (this.#waiting === 0 && now - this.#lastHeard > PONG_TIMEOUT_HEARTBEATS * heartbeatMs) {
       this.#ws.terminate();
       return;
     }
@@ -298,15 +306,22 @@ class ProtocolSocket {
       return true;
     }
     const { stallMs, bufferLimit } = this.#deps;
+    this.#waiting++;
     return new Promise((resolve) => {
+      let settled = false;
+      const done = (sent: boolean) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.#waiting--;
+        if (sent) this.#lastHeard = Date.now();
+        resolve(sent);
+      };
       const timer = setTimeout(() => {
         this.close(CLOSE.policy, `slow consumer: over ${bufferLimit} bytes unsent for ${stallMs} ms`);
-        resolve(false);
+        done(false);
       }, stallMs);
-      ws.send(text, (error) => {
-        clearTimeout(timer);
-        resolve(!error && ws.readyState === WebSocket.OPEN);
-      });
+      ws.send(text, (error) => done(!error && ws.readyState === WebSocket.OPEN));
     });
   }
 }
