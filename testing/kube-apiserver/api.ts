@@ -5,8 +5,7 @@ import { alreadyExists, badRequest, conflict, invalid, KubeError, notFound, STAL
 import { FieldManager, type Subresource } from "./managed-fields.ts";
 import { newObject, scopeWrite, specOf, timestamp } from "./object-shape.ts";
 import { isObject, jsonPatch, mergePatch, strategicMergePatch } from "./patch.ts";
-import { type PodSecurityLevel, type PodTemplate, podSecurityViolations } from "./pod-security.ts";
-import { quotaRefusal } from "./resource-quota.ts";
+import { admitPod } from "./pod-admission.ts";
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from "./resources.ts";
 import type { KubeObject, ObjectStore } from "./store.ts";
 
@@ -211,40 +210,7 @@ export class KubeApi {
   private admitWrite(resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions) {
     admit(resource, object, old, options.strict ?? false);
     if (options.authorize) checkOwnerReferences(this.registry, resource, object, old, options.authorize);
-    if (!old && resource.group === "" && resource.plural === "pods") {
-      this.admitPodSecurity(object);
-      this.admitQuota(object);
-    }
-  }
-
-  /** ResourceQuota admission, which runs after Pod Security (it is the last validating plugin). */
-  private admitQuota(pod: KubeObject): void {
-    const namespace = pod.metadata.namespace;
-    const quotas = this.store.list(this.resource("v1", "resourcequotas"), namespace);
-    if (quotas.length === 0) return;
-    const refusal = quotaRefusal(quotas, this.store.list(this.resource("v1", "pods"), namespace), pod);
-    if (!refusal) return;
-    const message = `pods "${pod.metadata.name}" is forbidden: ${refusal}`;
-    throw new KubeError(403, "Forbidden", message, { name: pod.metadata.name, kind: "pods" });
-  }
-
-  /**
-   * Pod Security admission: a Pod created in a namespace labelled `pod-security.kubernetes.io/enforce`
-   * must meet that level (workloads are only warned about; their pods are what gets refused).
-   */
-  private admitPodSecurity(pod: KubeObject): void {
-    const namespace = this.store.get(this.resource("v1", "namespaces"), undefined, pod.metadata.namespace ?? "");
-    const level = namespace?.metadata.labels?.["pod-security.kubernetes.io/enforce"] as PodSecurityLevel | undefined;
-    if (!level || level === "privileged") return;
-    const version = namespace?.metadata.labels?.["pod-security.kubernetes.io/enforce-version"] ?? "latest";
-    const violations = podSecurityViolations(pod as unknown as PodTemplate, level);
-    if (violations.length === 0) return;
-    throw new KubeError(
-      403,
-      "Forbidden",
-      `pods "${pod.metadata.name}" is forbidden: violates PodSecurity "${level}:${version}": ${violations.join(", ")}`,
-      { name: pod.metadata.name, kind: "pods" },
-    );
+    if (!old && resource.group === "" && resource.plural === "pods") admitPod(this, object);
   }
 
   private prepareCreate(resource: ResourceType, namespace: string | undefined, body: unknown): KubeObject {
