@@ -1,0 +1,571 @@
+// Every command the README and its first-step pages show is either run here as written (in a fresh
+// working copy, placeholders filled in) or, where it needs Docker, k3d or a real cluster, checked
+// against the real tool; `PROOFS` says which for each. A command added to these pages fails the first
+// test until it is classified. docs/testing.md#commands-in-the-docs lists what is only checked.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  commandKey,
+  commandLines,
+  docBlocks,
+  inlineCommand,
+  inlineCommands,
+  nodeSnippet,
+  onPath,
+  REPO,
+  runScript,
+  type Service,
+  shellBlocks,
+  shellBlockWith,
+  shellCommand,
+  startService,
+  withDocumentedTools,
+  workingCopy,
+} from "../testing/doc-commands.ts";
+import { uniquePrefix } from "../testing/redis.ts";
+import { freePort } from "../testing/redis-server.ts";
+
+/** The pages a new user reads first: the README and the pages it sends them to for first steps. */
+const PAGES = [
+  "README.md",
+  "CONTRIBUTING.md",
+  "docs/install.md",
+  "docs/control-plane.md",
+  "docs/agent-server.md",
+  "docs/testing.md",
+];
+/** This page's own account of the checks: its commands are the documented checks themselves. */
+const ACCOUNT = { file: "docs/testing.md", section: "Commands in the docs" };
+/** Sections whose every shell block a test runs whole, as written. */
+const SECTIONS_RUN_WHOLE = [
+  { file: "docs/control-plane.md", section: "Run the whole platform on your laptop", test: "test/platform.test.ts" },
+];
+
+const T = {
+  classified: "every command the docs show is classified",
+  path: "CONTRIBUTING's PATH line puts the project's Node 24 first",
+  helm: "install.md's API key, values file and helm install (client dry run) as written",
+  kube: "the Kubernetes API test server and the docs' kubectl commands against it",
+  make: "every make target the docs name exists and its recipe's programs are installed",
+  chart: "make chart-docs and make chart-crds leave a fresh copy unchanged",
+  dev: "make dev builds a fresh copy, answers /ok and the README's SDK call",
+  cli: "the agent server's dev and serve commands start as written and stop on Ctrl-C",
+  images: "agent-server dockerfile writes the Dockerfile and .dockerignore; build stops for want of Docker",
+  controlPlane: "the control plane starts as written on ~/.kube/config and a key file",
+};
+const PLATFORM = {
+  quickStart: "test/platform.test.ts: runs every command of the docs section as written",
+  install: "test/platform.test.ts: runs install.md's deploy steps against the platform",
+};
+
+const dockerEngine = spawnSync("docker", ["version", "--format", "{{.Server.Version}}"]).status === 0;
+
+type Proof = { ran: string } | { checked: string; why: string };
+const DOCKER = "needs a Docker engine";
+const CLUSTER = "needs a real cluster";
+
+/** How each command is proven, by its first line as shown (comment dropped); blocks of `ts` by file and section. */
+const PROOFS: Record<string, Proof> = {
+  // make targets
+  "make dev": { ran: T.dev },
+  "make dev PORT=9000": { ran: T.dev },
+  "make build": { ran: T.dev },
+  "npm ci": {
+    checked: T.make,
+    why: "what make's install step runs; a fresh install was run by hand (docs/testing.md)",
+  },
+  "make install": { checked: T.make, why: "a fresh install was run by hand on Node 20 (docs/testing.md)" },
+  "make platform": { ran: "test/platform.test.ts: prints the URLs, key and kubeconfig and writes them to <dir>/env" },
+  "make test": { checked: T.make, why: "runs every test (~6 min): too long to run inside a test" },
+  "make test-unit": { checked: T.make, why: "runs a whole test project: too long to run inside a test" },
+  "make test-integration": { checked: T.make, why: "runs a whole test project: too long to run inside a test" },
+  "make lint": { checked: T.make, why: "biome and tsc over the repository take minutes on 2 cores" },
+  "make format": { checked: T.make, why: "rewrites files; its check half is make lint" },
+  "make bench": { checked: T.make, why: "every benchmark takes minutes" },
+  "npx node --conditions=source bench/run.ts <area>": { checked: T.make, why: "benchmarks take minutes" },
+  "make bench-compare BASE=<git ref>": { checked: T.make, why: "alternating benchmark windows take minutes" },
+  "make chart-docs": { ran: T.chart },
+  "npx node scripts/chart-values-table.ts --write docs/install.md": { ran: T.chart },
+  "make chart-crds": { ran: T.chart },
+  "make images": { checked: T.make, why: `${DOCKER}; test/packaging.test.ts runs its script with DRY_RUN=1` },
+  "make cluster-up": {
+    checked: T.make,
+    why: `${DOCKER} and k3d; test/packaging.test.ts runs its script with DRY_RUN=1`,
+  },
+  "make cluster-e2e": {
+    checked: T.make,
+    why: `${DOCKER} and k3d; test/packaging.test.ts runs its script with DRY_RUN=1`,
+  },
+  "make cluster-down": {
+    checked: T.make,
+    why: `${DOCKER} and k3d; test/packaging.test.ts runs its script with DRY_RUN=1`,
+  },
+  "make cluster-*": { checked: T.make, why: `${DOCKER} and k3d (the four targets above)` },
+  "DRY_RUN=1 scripts/cluster-up.sh": { ran: "test/packaging.test.ts: cluster scripts" },
+  // the project's tools
+  "export PATH=$PWD/node_modules/.bin:$PATH": { ran: T.path },
+  "npx node …": { ran: T.cli },
+  "npx vitest run <path>": { checked: T.make, why: "the form of every test run here; runs tests" },
+  "npx vitest run control-plane/src": { checked: T.make, why: "runs a component's tests: too long inside a test" },
+  "npx biome check --write <files>": { checked: T.make, why: "rewrites files; make lint's check" },
+  "apt-get install redis-server": { checked: T.make, why: "installs system packages; done on the test machines" },
+  "apt-get install chromium": { checked: T.make, why: "installs system packages; done on the test machines" },
+  // agent server
+  "npx node agent-server/dist/cli/main.js dev --config path/to/langgraph.json --port 8000": { ran: T.cli },
+  "npx node agent-server/dist/cli/main.js dev --config /path/to/your/project/langgraph.json --port 8000": {
+    ran: T.cli,
+  },
+  "REDIS_URI=redis://redis:6379 AGENTPLANE_API_KEYS_FILE=/etc/agentplane/api-keys": { ran: T.cli },
+  "REDIS_URI=redis://… npx node agent-server/dist/cli/main.js serve --config …": { ran: T.cli },
+  'printf %s "$KEY" | sha256sum': { ran: T.helm },
+  "README.md ts block under Quick start: two commands": { ran: T.dev },
+  "npx --no agent-server dockerfile -c ~/my-agent/langgraph.json -o ~/my-agent/Dockerfile": { ran: T.images },
+  "npx --no agent-server dockerfile -c /path/to/your/project/langgraph.json": { ran: T.images },
+  "npx --no agent-server build -t registry.example.com/me/my-agent:1 -c ~/my-agent/langgraph.json": {
+    checked: T.images,
+    why: `${DOCKER}: run as written, it stops before any work saying so`,
+  },
+  "docker push registry.example.com/me/my-agent:1": { checked: T.images, why: `${DOCKER} and a registry` },
+  // install on Kubernetes
+  "docker tag agentplane/platform:0.1.0 registry.example.com/agentplane/platform:0.1.0": {
+    checked: T.helm,
+    why: `${DOCKER}; the tag is the image make images builds`,
+  },
+  "docker push registry.example.com/agentplane/platform:0.1.0": { checked: T.helm, why: `${DOCKER} and a registry` },
+  'export AGENTPLANE_API_KEY="ap_$(openssl rand -hex 24)"': { ran: T.helm },
+  'printf %s "$AGENTPLANE_API_KEY" | sha256sum': { ran: T.helm },
+  "cat > my-values.yaml <<EOF": { ran: T.helm },
+  "helm install agentplane charts/agentplane --namespace agentplane --create-namespace -f my-values.yaml": {
+    checked: T.helm,
+    why: `${CLUSTER} (the test API server has no RBAC or Ingress kinds): run with --dry-run=client`,
+  },
+  "scripts/cluster-helm.sh install agentplane charts/agentplane …": {
+    checked: T.helm,
+    why: "the same install through the wrapper",
+  },
+  "helm install": { checked: T.helm, why: "the install above" },
+  "helm upgrade agentplane charts/agentplane -n agentplane -f my-values.yaml": {
+    checked: T.helm,
+    why: `${CLUSTER} with a release: same release, chart, namespace and values as the install`,
+  },
+  "helm upgrade": { checked: T.helm, why: "the upgrade above" },
+  "helm uninstall agentplane -n agentplane": {
+    checked: T.helm,
+    why: `${CLUSTER} with a release: the install's release and namespace`,
+  },
+  "helm template": { ran: "test/helm.test.ts (every chart test renders with helm template)" },
+  "kubectl label namespace ingress-nginx agentplane.dev/ingress=true": { ran: T.kube },
+  "kubectl label namespace <ns> agentplane.dev/ingress=true": { ran: T.kube },
+  "kubectl apply --server-side -f charts/agentplane/crds/": { ran: T.kube },
+  "kubectl delete agentdeployments --all -A": { ran: T.kube },
+  "kubectl delete crd agentdeployments.agentplane.dev agentrevisions.agentplane.dev": { ran: T.kube },
+  "export AGENTPLANE_URL=https://agentplane.example.com": { ran: PLATFORM.install },
+  "export TENANT=0b7a6a3e-93b5-4a77-8b4e-2f4f2b7c9c55": { ran: PLATFORM.install },
+  'curl -fsS -X POST "$AGENTPLANE_URL/v2/deployments"': { ran: PLATFORM.install },
+  "ID=$(jq -r .id deployment.json); REV=$(jq -r .latest_revision_id deployment.json)": { ran: PLATFORM.install },
+  'until curl -fsS "$AGENTPLANE_URL/v2/deployments/$ID/revisions/$REV"': { ran: PLATFORM.install },
+  'URL=$(curl -fsS "$AGENTPLANE_URL/v2/deployments/$ID" -H "X-Api-Key: $AGENTPLANE_API_KEY"': { ran: PLATFORM.install },
+  "kubectl get agentdeployments -n agentplane-$TENANT": { ran: PLATFORM.install },
+  "docs/install.md ts block under Deploy your first agent": { ran: PLATFORM.install },
+  "kubectl port-forward -n agentplane-$TENANT svc/agent-$ID 8000": {
+    checked: PLATFORM.install,
+    why: "the test API server does not forward ports: the Service it names exists",
+  },
+  // control plane, the test API server
+  "npm run build": { ran: T.dev },
+  "KUBECONFIG=~/.kube/config": { ran: T.controlPlane },
+  "kubectl get agentdeployments": { ran: PLATFORM.quickStart },
+  "kubectl logs": { ran: PLATFORM.quickStart },
+  "kubectl get": { ran: PLATFORM.quickStart },
+  "npx node --conditions=source testing/kube-apiserver/main.ts --port 8001": { ran: T.kube },
+  "docs/testing.md ts block under The Kubernetes API test server": {
+    ran: "testing/kube-apiserver/*.test.ts (each starts the server so), and scripts/platform.ts",
+  },
+  "kubectl --kubeconfig <path> apply --server-side -f charts/agentplane/crds/ && kubectl --kubeconfig <path> get agd": {
+    ran: T.kube,
+  },
+};
+
+/** Every command of the pages: the key it is classified under and where it is shown. */
+function shownCommands(): { key: string; where: string }[] {
+  const shown: { key: string; where: string }[] = [];
+  for (const file of PAGES) {
+    for (const block of docBlocks(file)) {
+      const where = `${file}:${block.line}`;
+      if (block.lang === "ts") shown.push({ key: `${file} ts block under ${block.section}`, where });
+      if (block.lang !== "sh" && block.lang !== "bash") continue;
+      if (SECTIONS_RUN_WHOLE.some((s) => s.file === file && s.section === block.section)) continue;
+      for (const command of commandLines(block.text)) shown.push({ key: commandKey(command), where });
+    }
+    for (const span of inlineCommands(file)) {
+      if (file === ACCOUNT.file && span.section === ACCOUNT.section) continue;
+      shown.push({ key: span.text, where: `${file}:${span.line}` });
+    }
+  }
+  return shown;
+}
+
+/** `command` with each placeholder replaced; fails when the docs no longer show the placeholder. */
+function fill(command: string, values: Record<string, string>): string {
+  let filled = command;
+  for (const [placeholder, value] of Object.entries(values)) {
+    expect(filled, `the docs' command shows ${placeholder}`).toContain(placeholder);
+    filled = filled.replaceAll(placeholder, value);
+  }
+  return filled;
+}
+
+it(T.classified, () => {
+  const shown = shownCommands();
+  const unclassified = shown.filter(({ key }) => !(key in PROOFS)).map(({ key, where }) => `${where}: ${key}`);
+  expect(unclassified, "add each to PROOFS with the test that runs or checks it").toEqual([]);
+  const keys = new Set(shown.map(({ key }) => key));
+  expect(
+    Object.keys(PROOFS).filter((key) => !keys.has(key)),
+    "PROOFS entries no page shows",
+  ).toEqual([]);
+  for (const { section, file } of SECTIONS_RUN_WHOLE) expect(shellBlocks(file, section).length).toBeGreaterThan(0);
+});
+
+describe.skipIf(process.platform !== "linux" || !onPath("make") || !onPath("git"))(
+  "the docs' commands in a fresh working copy",
+  () => {
+    let copy: string;
+    let home: string;
+    let env: NodeJS.ProcessEnv;
+    let dev: Service;
+    let devUrl: Promise<string>;
+    const services: Service[] = [];
+
+    beforeAll(async () => {
+      copy = workingCopy();
+      // `~` in the docs' commands is this directory.
+      home = mkdtempSync(join(tmpdir(), "docs-home-"));
+      const shims = join(home, ".shims");
+      mkdirSync(shims);
+      env = withDocumentedTools({ ...process.env, HOME: home }, shims, copy);
+      // Started first: it builds the copy (the slowest step), while the tests that need no build run.
+      const port = await freePort();
+      dev = startService(`make dev PORT=${port}`, { cwd: copy, env });
+      services.push(dev);
+      devUrl = dev.printed(/Agent server: (http:\/\/\S+)/, 240_000).then((match) => match[1] as string);
+      devUrl.catch(() => {});
+    });
+
+    afterAll(async () => {
+      await Promise.all(services.map((service) => service.stop()));
+      if (copy) rmSync(copy, { recursive: true, force: true });
+      if (home) rmSync(home, { recursive: true, force: true });
+    }, 30_000);
+
+    const shell = (script: string, cwd = copy, extra: NodeJS.ProcessEnv = {}) =>
+      runScript(script, { cwd, env: { ...env, ...extra }, timeoutMs: 60_000 });
+
+    it(T.path, async () => {
+      const line = shellCommand("CONTRIBUTING.md", "export PATH=$PWD/node_modules/.bin:$PATH");
+      const result = await shell(`${line}\nnode --version`);
+      expect(result.stdout).toMatch(/^v24\./);
+    });
+
+    it(T.helm, async () => {
+      const dir = mkdtempSync(join(home, "install-"));
+      const block = commandLines(shellBlockWith("docs/install.md", "cat > my-values.yaml <<EOF").text);
+      const pick = (first: string) => block.find((command) => commandKey(command) === first) as string;
+      const key = pick('export AGENTPLANE_API_KEY="ap_$(openssl rand -hex 24)"');
+      const hash = pick('printf %s "$AGENTPLANE_API_KEY" | sha256sum');
+      const values = pick("cat > my-values.yaml <<EOF");
+      const install = pick(
+        "helm install agentplane charts/agentplane --namespace agentplane --create-namespace -f my-values.yaml",
+      );
+      const made = await shell(`${key}\n${hash}\necho "key=$AGENTPLANE_API_KEY"`, dir);
+      expect(made.code, made.stderr).toBe(0);
+      const apiKey = /key=(ap_[0-9a-f]{48})/.exec(made.stdout)?.[1] as string;
+      const printed = /^([0-9a-f]{64}) {2}-$/m.exec(made.stdout)?.[1] as string;
+      expect(printed).toBe(createHash("sha256").update(apiKey).digest("hex"));
+      // The reader pastes the printed hash where the values file says so.
+      const written = await shell(fill(values, { "<sha256 from above>": printed }), dir);
+      expect(written.code, written.stderr).toBe(0);
+      expect(readFileSync(join(dir, "my-values.yaml"), "utf8")).toContain(
+        createHash("sha256").update(apiKey).digest("hex"),
+      );
+      // No cluster here: helm's client-side dry run renders and validates the release without one.
+      const dry = await shell(
+        `${install.replace("charts/agentplane", `${copy}/charts/agentplane`)} --dry-run=client`,
+        dir,
+        {
+          KUBECONFIG: join(dir, "no-cluster"),
+          HELM_CONFIG_HOME: dir,
+          HELM_CACHE_HOME: dir,
+          HELM_DATA_HOME: dir,
+        },
+      );
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stdout).toContain("kind: Ingress");
+      expect(dry.stdout).toContain("registry.example.com/agentplane/platform:0.1.0");
+      // The upgrade and uninstall commands name the release, chart, namespace and values file of the install.
+      const args = (command: string) => command.split(/\s+/).slice(2).join(" ").replace("--namespace", "-n");
+      const upgrade = inlineCommand(
+        "docs/install.md",
+        "helm upgrade agentplane charts/agentplane -n agentplane -f my-values.yaml",
+      );
+      expect(args(upgrade)).toBe(args(install).replace(" --create-namespace", ""));
+      expect(args(inlineCommand("docs/install.md", "helm uninstall agentplane -n agentplane"))).toBe(
+        "agentplane -n agentplane",
+      );
+      // The images pushed are those `make images` builds (docker/Dockerfile targets, the chart's appVersion).
+      const chart = readFileSync(join(copy, "charts/agentplane/Chart.yaml"), "utf8");
+      expect(chart).toMatch(/appVersion: "?0\.1\.0"?/);
+    }, 60_000);
+
+    it(T.kube, async () => {
+      const start = shellCommand(
+        "docs/testing.md",
+        "npx node --conditions=source testing/kube-apiserver/main.ts --port 8001",
+      );
+      const server = startService(fill(start, { "--port 8001": "--port 0" }), { cwd: copy, env });
+      services.push(server);
+      const kubeconfig = (await server.printed(/kubeconfig: (\S+)/, 60_000))[1] as string;
+      const apply = shellCommand(
+        "docs/testing.md",
+        "kubectl --kubeconfig <path> apply --server-side -f charts/agentplane/crds/ && kubectl --kubeconfig <path> get agd",
+      );
+      const applied = await shell(fill(apply, { "<path>": kubeconfig }));
+      expect(applied.code, applied.stderr).toBe(0);
+      expect(applied.stdout).toContain("agentdeployments.agentplane.dev serverside-applied");
+      // install.md's commands, in its order, on the same server (the ingress controller's namespace made first).
+      const kube = { KUBECONFIG: kubeconfig };
+      const commands = [
+        // (`kubectl create namespace` sends protobuf, which the test server does not read.)
+        "printf 'apiVersion: v1\\nkind: Namespace\\nmetadata:\\n  name: ingress-nginx\\n' | kubectl apply -f -",
+        inlineCommand("docs/install.md", "kubectl label namespace ingress-nginx agentplane.dev/ingress=true"),
+        fill(inlineCommand("docs/install.md", "kubectl label namespace <ns> agentplane.dev/ingress=true"), {
+          "<ns>": "default",
+        }),
+        inlineCommand("docs/install.md", "kubectl apply --server-side -f charts/agentplane/crds/"),
+        inlineCommand("docs/install.md", "kubectl delete agentdeployments --all -A"),
+        inlineCommand(
+          "docs/install.md",
+          "kubectl delete crd agentdeployments.agentplane.dev agentrevisions.agentplane.dev",
+        ),
+      ];
+      const ran = await shell(commands.join("\n"), copy, kube);
+      expect(ran.code, ran.stderr).toBe(0);
+      const labels = await shell(
+        "kubectl get namespace ingress-nginx default -o jsonpath='{.items[*].metadata.labels}'",
+        copy,
+        kube,
+      );
+      expect(labels.stdout.match(/"agentplane.dev\/ingress":"true"/g)).toHaveLength(2);
+      const crds = await shell("kubectl get crd -o name", copy, kube);
+      expect(crds.stdout).not.toContain("agentplane.dev");
+      expect((await server.stop()).left).toBe(false);
+    }, 90_000);
+
+    it(T.make, async () => {
+      const targets = new Set(
+        shownCommands()
+          .map(({ key }) => /^make ([\w-]+)( |$)/.exec(key)?.[1])
+          .filter((target): target is string => target !== undefined),
+      );
+      expect(targets.size).toBeGreaterThanOrEqual(15);
+      for (const target of targets) {
+        const plan = await shell(`make -n ${target} BASE=HEAD`);
+        expect(plan.code, `make -n ${target}: ${plan.stderr}`).toBe(0);
+        for (const program of recipePrograms(plan.stdout)) {
+          const found = await shell(`command -v ${program} || test -x ${program}`);
+          expect(found.code, `make ${target} runs ${program}, which is not installed`).toBe(0);
+        }
+      }
+      // The areas CONTRIBUTING lists for `bench/run.ts <area>` are files in bench/.
+      const areas = /`bench\/` \| `make bench` areas \(([^)]*)\)/.exec(
+        readFileSync(join(REPO, "CONTRIBUTING.md"), "utf8"),
+      )?.[1];
+      for (const area of areas?.match(/`([\w-]+)`/g) ?? [])
+        expect(readFileSync(join(copy, `bench/${area.slice(1, -1)}.ts`), "utf8")).not.toBe("");
+      expect(areas).toBeDefined();
+    }, 60_000);
+
+    it(T.chart, async () => {
+      const docs = readFileSync(join(copy, "docs/install.md"), "utf8");
+      const crds = readFileSync(join(copy, "charts/agentplane/crds/agentdeployments.yaml"), "utf8");
+      const ran = await shell("make chart-docs && make chart-crds");
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(readFileSync(join(copy, "docs/install.md"), "utf8")).toBe(docs);
+      expect(readFileSync(join(copy, "charts/agentplane/crds/agentdeployments.yaml"), "utf8")).toBe(crds);
+      expect(
+        inlineCommand("docs/install.md", "npx node scripts/chart-values-table.ts --write docs/install.md"),
+      ).toBeDefined();
+    }, 60_000);
+
+    it(T.dev, async () => {
+      const url = await devUrl;
+      expect(await (await fetch(`${url}/ok`)).json()).toEqual({ ok: true });
+      // The README's SDK call, at the URL this `make dev` printed.
+      const snippet = docBlocks("README.md").find((block) => block.lang === "ts")?.text as string;
+      const code = `${fill(snippet, { "http://127.0.0.1:8000": url })}\nconsole.log(JSON.stringify(result.messages.at(-1).content));`;
+      const ran = await shell(nodeSnippet(code));
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stdout).toContain("You said: hello");
+      // `make dev` itself prints no engine warnings.
+      expect(dev.output()).not.toMatch(/EBADENGINE|npm warn/i);
+    }, 260_000);
+
+    it(T.cli, async () => {
+      await devUrl;
+      const example = `${copy}/agent-server/example/langgraph.json`;
+      const keys = join(home, "api-keys");
+      const apiKey = "docs-check-key";
+      writeFileSync(keys, `${createHash("sha256").update(apiKey).digest("hex")}\n`);
+      const devCommand = shellCommand(
+        "README.md",
+        "npx node agent-server/dist/cli/main.js dev --config path/to/langgraph.json --port 8000",
+      );
+      const serveCommand = shellCommand(
+        "README.md",
+        "REDIS_URI=redis://redis:6379 AGENTPLANE_API_KEYS_FILE=/etc/agentplane/api-keys",
+      );
+      const started = [
+        startService(fill(devCommand, { "path/to/langgraph.json": example, "--port 8000": "--port 0" }), {
+          cwd: copy,
+          env,
+        }),
+        startService(
+          fill(serveCommand, {
+            "redis://redis:6379": inject("redisUrl"),
+            "/etc/agentplane/api-keys": keys,
+            "/app/langgraph.json": example,
+            "--port 8000": "--port 0",
+          }),
+          { cwd: copy, env: { ...env, HOST: "127.0.0.1", REDIS_PREFIX: uniquePrefix("docs") } },
+        ),
+      ];
+      services.push(...started);
+      const [devServer, serveServer] = await Promise.all(
+        started.map(async (service) => (await service.printed(/Agent server: (http:\/\/\S+)/, 60_000))[1] as string),
+      );
+      expect((await fetch(`${devServer}/ok`)).status).toBe(200);
+      expect((await fetch(`${serveServer}/ok?check_db=1`)).status).toBe(200);
+      expect((await fetch(`${serveServer}/threads/search`, { method: "POST" })).status).toBe(401);
+      const threads = await fetch(`${serveServer}/threads`, {
+        method: "POST",
+        headers: { "x-api-key": apiKey, "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(threads.status).toBe(200);
+      // Ctrl-C stops each, and nothing it started is left.
+      for (const stopped of await Promise.all(started.map((service) => service.stop())))
+        expect(stopped.left).toBe(false);
+      // The same commands as agent-server.md writes them inline are the same program and flags.
+      expect(
+        inlineCommand(
+          "docs/agent-server.md",
+          "npx node agent-server/dist/cli/main.js dev --config /path/to/your/project/langgraph.json --port 8000",
+        ),
+      ).toBe(fill(devCommand, { "path/to/langgraph.json": "/path/to/your/project/langgraph.json" }));
+    }, 300_000);
+
+    it(T.images, async () => {
+      await devUrl;
+      // ~/my-agent: a LangGraph.js project of its own (the example graph, a package.json, a secret .env).
+      const project = join(home, "my-agent");
+      cpSync(join(copy, "agent-server/example/src"), join(project, "src"), { recursive: true });
+      writeFileSync(
+        join(project, "langgraph.json"),
+        JSON.stringify({ graphs: { agent: "./src/agent.ts:graph" }, env: ".env" }),
+      );
+      writeFileSync(
+        join(project, "package.json"),
+        JSON.stringify({ name: "my-agent", type: "module", dependencies: {} }),
+      );
+      writeFileSync(join(project, ".env"), "OPENAI_API_KEY=sk-secret\n");
+      const write = inlineCommand(
+        "docs/install.md",
+        "npx --no agent-server dockerfile -c ~/my-agent/langgraph.json -o ~/my-agent/Dockerfile",
+      );
+      const written = await shell(write);
+      expect(written.code, written.stderr).toBe(0);
+      expect(readFileSync(join(project, "Dockerfile"), "utf8")).toContain("FROM agentplane/agent-server:0.1.0");
+      expect(readFileSync(join(project, ".dockerignore"), "utf8")).toMatch(/^\.env/m);
+      const print = inlineCommand(
+        "docs/agent-server.md",
+        "npx --no agent-server dockerfile -c /path/to/your/project/langgraph.json",
+      );
+      const printed = await shell(fill(print, { "/path/to/your/project": project }));
+      expect(printed.code, printed.stderr).toBe(0);
+      expect(printed.stdout).toMatch(/^FROM /m);
+      // Without a Docker engine `build` parses the documented flags, then stops before any work.
+      const build = shellCommand(
+        "docs/install.md",
+        "npx --no agent-server build -t registry.example.com/me/my-agent:1 -c ~/my-agent/langgraph.json",
+      );
+      const built = await shell(build);
+      if (!dockerEngine) {
+        expect(built.code).not.toBe(0);
+        expect(built.stderr).toMatch(/^agent-server build: the Docker engine is not reachable/);
+      }
+    }, 120_000);
+
+    it(T.controlPlane, async () => {
+      await devUrl;
+      const kube = startService("npx node --conditions=source testing/kube-apiserver/main.ts --port 0", {
+        cwd: copy,
+        env,
+      });
+      services.push(kube);
+      const kubeconfig = (await kube.printed(/kubeconfig: (\S+)/, 60_000))[1] as string;
+      mkdirSync(join(home, ".kube"), { recursive: true });
+      cpSync(kubeconfig, join(home, ".kube/config"));
+      const apiKey = "ap_docs-check";
+      const keys = join(home, "api-keys.jsonl");
+      const grant = {
+        organization_id: "6f1d3c1e-0d5e-4a5e-9a51-3c8f3f0b8a11",
+        workspace_ids: ["0b7a6a3e-93b5-4a77-8b4e-2f4f2b7c9c55"],
+      };
+      writeFileSync(keys, `${JSON.stringify({ hash: createHash("sha256").update(apiKey).digest("hex"), ...grant })}\n`);
+      const command = shellCommand("docs/control-plane.md", "KUBECONFIG=~/.kube/config");
+      // The docs' port is 1985; a free one here (PORT, as the settings table says), on loopback.
+      const controlPlane = startService(fill(command, { "/etc/agentplane/api-keys.jsonl": keys }), {
+        cwd: copy,
+        env: { ...env, PORT: "0", HOST: "127.0.0.1" },
+      });
+      services.push(controlPlane);
+      const url = (await controlPlane.printed(/"url":"(http:[^"]+)"/, 60_000))[1] as string;
+      expect((await fetch(`${url}/ok`)).status).toBe(200);
+      expect((await fetch(`${url}/v2/deployments`)).status).toBe(401);
+      expect((await fetch(`${url}/v2/deployments`, { headers: { "x-api-key": apiKey } })).status).toBe(200);
+      expect((await controlPlane.stop()).left).toBe(false);
+      await kube.stop();
+    }, 180_000);
+  },
+);
+
+/** Programs the lines `make -n` prints would start (shell builtins and conditions left out). */
+function recipePrograms(plan: string): string[] {
+  const builtins = new Set([
+    "command",
+    "if",
+    "[",
+    "{",
+    "echo",
+    "exit",
+    "then",
+    "else",
+    "fi",
+    "cd",
+    "test",
+    "true",
+    ":",
+  ]);
+  return plan
+    .split("\n")
+    .filter((line) => !/^make(\[\d+\])?:/.test(line))
+    .map((line) => line.trim().split(/\s+/))
+    .map((words) => words.filter((word) => !/^[A-Z_]+=/.test(word)))
+    .map((words) => (words[0] === "exec" || words[0] === "env" ? words.slice(1) : words))
+    .map((words) => words[0] ?? "")
+    .filter((program) => program !== "" && !builtins.has(program));
+}
