@@ -25,7 +25,7 @@ const USERS = 1000;
 const SEED_WINDOW = 500;
 const CLIENTS = 32;
 const SECONDS = 5;
-const ROUNDS = 6;
+const ROUNDS = 10;
 const ROUND_MS = 1500;
 
 const median = (values: number[]) => percentile(values, 50);
@@ -181,17 +181,32 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         }),
       );
     }
-    const keysBefore = await keysRead(redisUrl);
+    const users = Array.from({ length: USERS }, (_, i) => userOf(i));
+    const searchKeys = await keysRead(redisUrl);
+    const searchCpu = process.threadCpuUsage();
     const search = await measure({
       url: withAuth.url,
       paths: ["/threads/search"],
-      tokens: Array.from({ length: USERS }, (_, i) => userOf(i)),
+      tokens: users,
       method: "POST",
       body: JSON.stringify({ limit: 10 }),
       concurrency: CLIENTS,
       durationMs: SECONDS * 1000,
     });
-    const keysPerSearch = ((await keysRead(redisUrl)) - keysBefore) / search.latencies.length;
+    const { user, system } = process.threadCpuUsage(searchCpu);
+    const cpuPerSearch = (user + system) / search.latencies.length;
+    const keysPerSearch = ((await keysRead(redisUrl)) - searchKeys) / search.latencies.length;
+    const countKeys = await keysRead(redisUrl);
+    const count = await measure({
+      url: withAuth.url,
+      paths: ["/threads/count"],
+      tokens: users,
+      method: "POST",
+      body: "{}",
+      concurrency: CLIENTS,
+      durationMs: 1000,
+    });
+    const keysPerCount = ((await keysRead(redisUrl)) - countKeys) / count.latencies.length;
     results.push(
       {
         name: `custom auth: own threads/search p50 (100k threads, 1k users, ${CLIENTS} clients)`,
@@ -204,11 +219,13 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         unit: "ms",
         target: "<= 20",
       },
+      { name: "custom auth: server CPU per own threads/search", value: round(cpuPerSearch, 0), unit: "µs" },
       {
         name: "custom auth: Redis keys read per own threads/search (limit 10)",
         value: round(keysPerSearch, 1),
         unit: "keys",
       },
+      { name: "custom auth: Redis keys read per own threads/count", value: round(keysPerCount, 1), unit: "keys" },
     );
   } finally {
     await withAuth.close();
@@ -240,9 +257,17 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     const owners = sample.map((i) => userOf(i));
     await roundOf(plainServer, [], 1000);
     await roundOf(authServer, owners, 1000);
+    // Which one goes first alternates, so a machine speeding up or slowing down favours neither.
     for (let i = 0; i < ROUNDS; i++) {
-      rounds.plain.push(await roundOf(plainServer, [], ROUND_MS));
-      rounds.auth.push(await roundOf(authServer, owners, ROUND_MS));
+      const plainRound = () => roundOf(plainServer, [], ROUND_MS);
+      const authRound = () => roundOf(authServer, owners, ROUND_MS);
+      if (i % 2 === 0) {
+        rounds.plain.push(await plainRound());
+        rounds.auth.push(await authRound());
+      } else {
+        rounds.auth.push(await authRound());
+        rounds.plain.push(await plainRound());
+      }
     }
   } finally {
     await Promise.all([plainServer.close(), authServer.close()]);
@@ -256,12 +281,15 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     plain: median(rounds.plain.map((r) => r.perSecond)),
     auth: median(rounds.auth.map((r) => r.perSecond)),
   };
+  // Each ratio is the median of the rounds' own ratios: the two windows of a round saw the same machine.
+  const ratio = (of: (plain: Round, auth: Round) => number) =>
+    median(rounds.plain.map((plain, i) => of(plain, rounds.auth[i] as Round)));
   results.push(
     { name: "GET /threads/{id} without auth: server CPU per request", value: round(cpu.plain, 0), unit: "µs" },
     { name: "GET /threads/{id} with custom auth: server CPU per request", value: round(cpu.auth, 0), unit: "µs" },
     {
       name: "custom auth overhead per GET /threads/{id} (server CPU)",
-      value: round((cpu.auth / cpu.plain - 1) * 100, 1),
+      value: round((ratio((plain, auth) => auth.cpuMicros / plain.cpuMicros) - 1) * 100, 1),
       unit: "%",
       target: "<= 10",
     },
@@ -269,7 +297,7 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     { name: `GET /threads/{id} with custom auth, ${CLIENTS} clients`, value: round(rate.auth, 0), unit: "req/s" },
     {
       name: `custom auth overhead per GET /threads/{id} (throughput, ${CLIENTS} clients)`,
-      value: round((rate.plain / rate.auth - 1) * 100, 1),
+      value: round((ratio((plain, auth) => plain.perSecond / auth.perSecond) - 1) * 100, 1),
       unit: "%",
     },
   );
