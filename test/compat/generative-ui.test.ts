@@ -1,10 +1,11 @@
-import { expect, it } from "vitest";
-import { collect, type ServerUnderTest, sdkSuites, useCompatServers } from "./harness.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, type PageServer, servePage } from "./browser/ui-page.ts";
+import { collect, type ServerKind, type ServerUnderTest, sdkSuites, useCompatServers } from "./harness.ts";
 
 /**
  * Generative UI as the LangGraph.js docs write it: components in a `.tsx` file named by `ui` in
- * `langgraph.json`, a graph pushing UI messages with `typedUi`. What a browser renders from it is
- * checked in test/generative-ui-browser.test.ts; this compares what the SDK receives.
+ * `langgraph.json`, a graph pushing UI messages with `typedUi`: what the SDK receives, and what a
+ * page using `LoadExternalComponent` renders from it in Chromium.
  */
 const project = new URL("./projects/generative-ui/langgraph.json", import.meta.url).pathname;
 const servers = useCompatServers(project);
@@ -115,4 +116,54 @@ sdkSuites((sdk) => {
       ],
     });
   });
+});
+
+/** What the browser side uses (this file is type-checked without the DOM library). */
+interface BrowserWindow {
+  getComputedStyle(element: unknown): { color: string };
+}
+
+describe("in a browser", () => {
+  let page: PageServer;
+  beforeAll(async () => {
+    page = await servePage();
+  });
+  afterAll(() => page?.close());
+
+  /** What the page shows once the graph pushed its UI message, and after a click on the component. */
+  async function render(kind: ServerKind) {
+    const browser = await launchChromium();
+    try {
+      const tab = await browser.newPage();
+      await tab.goto(`${page.url}?api=${encodeURIComponent(servers[kind].url)}`);
+      // Inside the shadow root LoadExternalComponent renders into (playwright's locators pierce it).
+      const card = tab.locator(".weather-card");
+      await card.waitFor({ timeout: 30_000 });
+      const shown = await card.textContent();
+      await card.click();
+      await tab.getByText("clicked 1").waitFor({ timeout: 10_000 });
+      return {
+        shown,
+        clicked: await card.textContent(),
+        color: await card.evaluate(
+          (element) => (globalThis as unknown as BrowserWindow).getComputedStyle(element).color,
+        ),
+        status: await tab.locator("#status").textContent(),
+      };
+    } finally {
+      await browser.close();
+    }
+  }
+
+  it("LoadExternalComponent renders the pushed component with the page's React, stream context and CSS", async () => {
+    const ours = await render("ours");
+    expect(ours).toEqual(await render("reference"));
+    expect(ours).toEqual({
+      shown: "Weather in Lisbon: 21°C on the test page, clicked 0",
+      clicked: "Weather in Lisbon: 21°C on the test page, clicked 1",
+      // ui.css, loaded by the component's <link> into the shadow root.
+      color: "rgb(0, 128, 0)",
+      status: "done",
+    });
+  }, 90_000);
 });
