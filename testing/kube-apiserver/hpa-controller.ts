@@ -73,7 +73,8 @@ function resourceMetric(metric: Json, pods: readonly KubeObject[], running: read
   const name = source.name ?? "cpu";
   const reason = container ? "FailedGetContainerResourceMetric" : "FailedGetResourceMetric";
   const utilization = source.target?.type === "Utilization";
-  const what = utilization ? `failed to get ${name} utilization` : `failed to get ${name} usage`;
+  // The controller words both target types as utilization.
+  const what = `failed to get ${name} utilization`;
   if (running.length === 0) {
     return {
       ok: false,
