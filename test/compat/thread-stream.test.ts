@@ -200,5 +200,57 @@ for (const transport of ["sse", "websocket"] as const) {
         expect(JSON.stringify(ours)).toContain("input.requested");
       },
     );
+
+    it.runIf(transport === "websocket")(
+      "answers agent.getTree, input.inject and subscription.reconnect as the reference does",
+      async () => {
+        const { ours } = await servers.compare(sdk, async ({ client, server }) => {
+          const thread = open(client, "review");
+          await thread.run.start({ input: { topic: "otters" } });
+          await sequence(thread, server);
+          const { tree } = (await thread.agent.getTree()) as { tree: TreeNode };
+          const inject = await thread.input.inject({ namespace: [], message: { role: "user", content: "hi" } }).then(
+            () => "answered",
+            (error: { code?: string; message: string }) => ({ code: error.code, message: error.message }),
+          );
+          // The SDK has no method for it: sent as its HTTP transport sends commands.
+          const response = await fetch(`${server.url}/threads/${thread.threadId}/commands`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ id: 99, method: "subscription.reconnect", params: { run_id: "x" } }),
+          });
+          const { type, error, message } = (await response.json()) as Record<string, unknown>;
+          await thread.close();
+          return { tree: canonicalTree(tree), inject, reconnect: { type, error, message } };
+        });
+        expect(ours).toMatchObject({
+          tree: { graph_name: "review", children: expect.any(Array) },
+          inject: { code: "unknown_command" },
+          reconnect: { type: "error", error: "not_supported" },
+        });
+      },
+    );
   });
+}
+
+interface TreeNode {
+  namespace: string[];
+  status: string;
+  graph_name: string;
+  children?: TreeNode[];
+}
+
+/**
+ * A tree without its task ids (`node:<task id>` → `node`), children in name order: each server
+ * derives other task ids, and the reference orders siblings by them.
+ */
+function canonicalTree(node: TreeNode): unknown {
+  const children = (node.children ?? []).map(canonicalTree) as { namespace: string[]; status: string }[];
+  children.sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
+  return {
+    namespace: node.namespace.map((segment) => segment.split(":")[0]),
+    status: node.status,
+    graph_name: node.graph_name,
+    ...(children.length > 0 && { children }),
+  };
 }

@@ -134,7 +134,7 @@ describe("thread-centric protocol over SSE", () => {
     const threadId = randomUUID();
     const thread = client(b).threads.stream(threadId, { assistantId: "review" });
     const first = untilTerminal(thread, ["lifecycle", "input", "values"]);
-    await thread.run.start({ input: { topic: "otters" } });
+    const { run_id: firstRun } = (await thread.run.start({ input: { topic: "otters" } })) as { run_id: string };
     const asked = await first;
     expect(rootLifecycle(asked)).toEqual(["running", "interrupted"]);
     const request = asked.find((event) => event.method === "input.requested");
@@ -161,6 +161,20 @@ describe("thread-centric protocol over SSE", () => {
     expect(rootLifecycle(await second)).toContain("completed");
     const state = (await client(a).threads.getState(threadId)).values as { verdict: string; published: boolean };
     expect(state).toMatchObject({ verdict: "yes", published: true });
+    // The agent tree of the thread's latest run, and of the interrupted one by its id.
+    const subgraph = { namespace: [expect.stringMatching(/^approval:/)], graph_name: "approval" };
+    expect(await thread.agent.getTree()).toEqual({
+      tree: { namespace: [], status: "completed", graph_name: "review", children: [expect.objectContaining(subgraph)] },
+    });
+    expect(await thread.agent.getTree({ run_id: firstRun })).toEqual({
+      tree: {
+        namespace: [],
+        status: "interrupted",
+        graph_name: "review",
+        children: [expect.objectContaining(subgraph)],
+      },
+    });
+    await expect(thread.agent.getTree({ run_id: randomUUID() })).rejects.toMatchObject({ status: 404 });
     await thread.close();
   });
 

@@ -109,4 +109,7 @@ export const SubscribeParamsSchema = z.looseObject({
   since: z.number().int().nonnegative().optional(),
 });
 
+/** `agent.getTree`: the tree of one of the thread's protocol runs, its latest by default. */
+export const AgentGetTreeParamsSchema = z.looseObject({ run_id: z.string().min(1).optional() });
+
 export const UnsubscribeParamsSchema = z.looseObject({ subscription_id: z.string().min(1) });

@@ -7,6 +7,7 @@ import type { RunEventLog } from "../stream/event-log.ts";
 import type { ThreadService } from "../threads/service.ts";
 import { toSeq } from "./events.ts";
 import {
+  AgentGetTreeParamsSchema,
   type Command,
   InputRespondParamsSchema,
   ListCheckpointsParamsSchema,
@@ -14,6 +15,7 @@ import {
   StateForkParamsSchema,
   StateGetParamsSchema,
 } from "./schemas.ts";
+import { runAgentTree } from "./tree.ts";
 
 /** How long a thread's list of protocol runs outlives its last run.start (refreshed by each). */
 const INDEX_TTL_SECONDS = 30 * 24 * 3600;
@@ -131,12 +133,13 @@ export class ThreadProtocolService {
         return { result: await this.#checkpoints(threadId, command, auth) };
       case "state.fork":
         return this.#fork(threadId, command, headers, auth);
+      case "agent.getTree":
+        return { result: await this.#tree(threadId, command, auth) };
+      // Not implemented by the reference server either (it answers `input.inject` as unknown).
       case "subscription.subscribe":
       case "subscription.unsubscribe":
       case "subscription.reconnect":
-      case "agent.getTree":
-      case "input.inject":
-        throw new CommandError(422, "not_supported", `${command.method} is not supported by this server`);
+        throw new CommandError(422, "not_supported", `${command.method} is not supported by this server yet.`);
       default:
         throw new CommandError(422, "unknown_command", `Unknown protocol command: ${command.method}`);
     }
@@ -207,6 +210,27 @@ export class ThreadProtocolService {
       auth,
     );
     return { result: {}, ordinal };
+  }
+
+  /** The tree of the thread's latest protocol run, or of `run_id` (one of its protocol runs). */
+  async #tree(threadId: string, command: Command, auth: RequestAuth | undefined) {
+    const { run_id: runId } = parseParams(AgentGetTreeParamsSchema, command);
+    await this.#threads.get(threadId, auth);
+    const index = runIndexId(threadId);
+    const found = runId === undefined ? await this.#events.last(index) : await this.#findRun(index, runId);
+    if (!found) throw new CommandError(404, "no_such_run", "No active run is bound to this thread.");
+    const run = JSON.parse(found.data) as IndexedRun;
+    return { tree: await runAgentTree(this.#events, { ...run, ordinal: found.id + 1 }) };
+  }
+
+  /** The entry of the thread's run list that names `runId`. */
+  async #findRun(index: string, runId: string) {
+    for (let after = -1; ; ) {
+      const page = await this.#events.range(index, after, 500);
+      const entry = page.find((item) => (JSON.parse(item.data) as IndexedRun).run_id === runId);
+      if (entry || page.length < 500) return entry;
+      after = page.at(-1)?.id ?? after;
+    }
   }
 
   async #state(threadId: string, command: Command, auth: RequestAuth | undefined) {

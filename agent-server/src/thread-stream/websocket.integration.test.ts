@@ -192,6 +192,18 @@ describe("thread-centric protocol over WebSockets", () => {
     expect(request?.params.namespace).toEqual([expect.stringMatching(/^approval:/)]);
     expect(request?.params.data).toMatchObject({ payload: { question: "Publish this draft?" } });
     expect(thread.interrupted).toBe(true);
+    expect(await thread.agent.getTree()).toEqual({
+      tree: {
+        namespace: [],
+        status: "interrupted",
+        graph_name: "review",
+        children: [expect.objectContaining({ namespace: request?.params.namespace, graph_name: "approval" })],
+      },
+    });
+    // Neither server implements injecting messages (the reference answers it as unknown).
+    await expect(
+      thread.input.inject({ namespace: [], message: { role: "user", content: "also this" } }),
+    ).rejects.toMatchObject({ code: "unknown_command" });
     const second = untilTerminal(thread, ["lifecycle", "values"], asked.at(-1)?.seq);
     await thread.input.respond({
       namespace: request?.params.namespace ?? [],
