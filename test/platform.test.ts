@@ -1,24 +1,24 @@
-import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  docBlocks,
+  inlineCommand,
+  nodeSnippet,
+  onPath,
+  REPO,
+  runScript,
+  shellBlocks,
+  shellBlockWith,
+  withDocumentedTools,
+} from "../testing/doc-commands.ts";
 import { eventually } from "../testing/kubelet/cluster.ts";
 import { hasRedisServerBinary } from "../testing/redis-server.ts";
 
-const REPO = resolve(import.meta.dirname, "..");
-const SECTION = "## Run the whole platform on your laptop";
+const SECTION = "Run the whole platform on your laptop";
 
-/** The `sh` blocks of the docs section, in order. */
-function docBlocks(): string[] {
-  const doc = readFileSync(join(REPO, "docs/control-plane.md"), "utf8");
-  const start = doc.indexOf(SECTION);
-  const end = doc.indexOf("\n## ", start + SECTION.length);
-  const section = doc.slice(start, end === -1 ? undefined : end);
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string);
-}
-
-const onPath = (tool: string) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0;
 const missing = [
   hasRedisServerBinary() ? undefined : "redis-server",
   ...["curl", "jq", "make"].filter((tool) => !onPath(tool)),
@@ -124,37 +124,21 @@ describe.skipIf(missing.length > 0 || process.platform !== "linux")(
     });
 
     it("runs every command of the docs section as written", async () => {
-      const blocks = docBlocks().filter((block) => !block.startsWith("make platform"));
+      const blocks = shellBlocks("docs/control-plane.md", SECTION)
+        .map((block) => block.text)
+        .filter((block) => !block.startsWith("make platform"));
       expect(blocks.length).toBeGreaterThanOrEqual(4);
-      // Without a kubectl, the one the docs offer instead (scripts/kubectl.sh) stands in under its name.
       const shims = mkdtempSync(join(tmpdir(), "platform-bin-"));
-      const env: NodeJS.ProcessEnv = { ...process.env };
-      if (!onPath("kubectl")) {
-        writeFileSync(join(shims, "kubectl"), `#!/bin/sh\nexec ${REPO}/scripts/kubectl.sh "$@"\n`, { mode: 0o755 });
-        Object.assign(env, { PATH: `${shims}:${process.env.PATH}`, AGENTPLANE_BUNDLED_KUBECTL: "1" });
-      }
       const script = blocks
         .map((block, i) => `echo "--- block ${i}"\n${block}`)
         .join("\n")
         // The docs' `.platform/` is this test's own directory (a developer's platform may be running).
         .replaceAll(".platform/", `${dir}/`);
-      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-        const bash = spawn("bash", ["-euo", "pipefail", "-c", script], {
-          cwd: REPO,
-          env,
-          stdio: ["ignore", "pipe", "pipe"],
-          // The docs' `until` loops poll forever: ended here, before the test's own timeout.
-          timeout: 280_000,
-        });
-        let stdout = "";
-        let stderr = "";
-        bash.stdout.on("data", (chunk) => {
-          stdout += chunk;
-        });
-        bash.stderr.on("data", (chunk) => {
-          stderr += chunk;
-        });
-        bash.on("exit", (code) => done({ code, stdout, stderr }));
+      // The docs' `until` loops poll forever: ended here, before the test's own timeout.
+      const result = await runScript(script, {
+        cwd: REPO,
+        env: withDocumentedTools(process.env, shims),
+        timeoutMs: 280_000,
       });
       rmSync(shims, { recursive: true, force: true });
       expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
@@ -167,6 +151,59 @@ describe.skipIf(missing.length > 0 || process.platform !== "linux")(
       const { id } = JSON.parse(readFileSync(join(dir, "deployment.json"), "utf8"));
       expect((await api("GET", `/v2/deployments/${id}`)).status).toBe(404);
     }, 300_000);
+
+    it("runs install.md's deploy steps against the platform", async () => {
+      // The reader's URL, workspace and image are the platform's: its control plane, the workspace its
+      // API key covers, the image its kubelet runs.
+      const [grant] = readFileSync(join(dir, "api-keys.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+      const workspace = grant.workspace_ids[0] as string;
+      const create = shellBlockWith("docs/install.md", "export AGENTPLANE_URL=https://agentplane.example.com").text;
+      const wait = shellBlockWith(
+        "docs/install.md",
+        "ID=$(jq -r .id deployment.json); REV=$(jq -r .latest_revision_id deployment.json)",
+      ).text;
+      const filled = [
+        create
+          .replace("https://agentplane.example.com", env.CONTROL_PLANE_URL as string)
+          .replace("0b7a6a3e-93b5-4a77-8b4e-2f4f2b7c9c55", workspace)
+          .replace("registry.example.com/me/my-agent:1", env.EXAMPLE_IMAGE as string),
+        wait,
+        inlineCommand("docs/install.md", "kubectl get agentdeployments -n agentplane-$TENANT"),
+        // The Service `kubectl port-forward` names (the test API server forwards no ports).
+        inlineCommand("docs/install.md", "kubectl port-forward -n agentplane-$TENANT svc/agent-$ID 8000")
+          .replace("port-forward", "get")
+          .replace(/ 8000$/, ""),
+        'echo "ID=$ID URL=$URL"',
+      ];
+      expect(filled[0]).toContain(env.CONTROL_PLANE_URL);
+      expect(filled[0]).toContain(env.EXAMPLE_IMAGE);
+      const cwd = mkdtempSync(join(tmpdir(), "install-steps-"));
+      const shims = mkdtempSync(join(tmpdir(), "platform-bin-"));
+      const tools = withDocumentedTools(
+        { ...process.env, KUBECONFIG: env.KUBECONFIG, AGENTPLANE_API_KEY: env.CONTROL_PLANE_API_KEY },
+        shims,
+      );
+      const result = await runScript(filled.join("\n"), { cwd, env: tools, timeoutMs: 150_000 });
+      expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+      expect(result.stdout).toMatch(/NAME\s+REVISION\s+STATUS/);
+      const [, id, url] = /ID=(\S+) URL=(\S+)/.exec(result.stdout) as RegExpExecArray;
+      expect(result.stdout).toMatch(new RegExp(`^agent-${id}\\s`, "m"));
+      // Step 4: the SDK with the control plane's key.
+      const snippet = docBlocks("docs/install.md").find((block) => block.lang === "ts")?.text as string;
+      const sdk = await runScript(nodeSnippet(`${snippet}\nconsole.log(result.messages.at(-1).content);`), {
+        cwd: REPO,
+        env: { ...tools, URL: url },
+        timeoutMs: 60_000,
+      });
+      expect(sdk.code, sdk.stderr).toBe(0);
+      expect(sdk.stdout).toContain("hello");
+      expect((await api("DELETE", `/v2/deployments/${id}`)).status).toBe(204);
+      rmSync(cwd, { recursive: true, force: true });
+      rmSync(shims, { recursive: true, force: true });
+    }, 240_000);
 
     it("SIGTERM stops every process it started", async () => {
       // A running deployment first, so that agent-server processes are among those to stop.
