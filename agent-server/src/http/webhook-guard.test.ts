@@ -60,6 +60,17 @@ describe("webhook URLs at run and cron creation", () => {
     });
   });
 
+  it("refuses a thread-stream run.start whose webhook is internal", async () => {
+    const thread = (await (await post(strict, "/threads", {})).json()) as { thread_id: string };
+    const response = await post(strict, `/threads/${thread.thread_id}/commands`, {
+      id: 1,
+      method: "run.start",
+      params: run("http://169.254.169.254/"),
+    });
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({ detail: [{ loc: ["body", "params", "webhook"] }] });
+  });
+
   it("names the refused entry of a batch and creates none of its runs", async () => {
     const response = await post(strict, "/runs/batch", [run("https://8.8.8.8/ok"), run("http://127.0.0.1/hook")]);
     expect(response.status).toBe(422);
