@@ -5,11 +5,11 @@ import { RedisScript } from "../storage/redis-script.ts";
 export interface LoggedEvent {
   id: number;
   event: string;
-  /** The event's data as single-line JSON text ("" while `ref` stands for it). */
+  /** The event's data as single-line JSON text ("" where a raw log read a `ref`). */
   data: string;
   /**
-   * Where the data is to be read from instead, as stored (see `stream/references.ts`); absent
-   * from what readers of a materialising log get.
+   * The reference the data is read from (see `stream/references.ts`), as stored. A materialising
+   * log fills `data` in and keeps it, so that readers count the page as the log did (`pageBytes`).
    */
   ref?: string;
 }
@@ -33,8 +33,8 @@ export interface RunEventLog {
   append(runId: string, events: NewEvent[], expireSeconds?: number): Promise<void>;
   /**
    * Up to `count` events with an id greater than `afterId` (`-1`: from the start), stopping after
-   * the one whose data brings the page to `maxBytes` (default: no limit), so a page holds less
-   * than `maxBytes` plus one event. A page that is short of both limits is all there is.
+   * the one whose data (`pageBytes`) brings the page to `maxBytes` (default: no limit), so a page
+   * holds less than `maxBytes` plus one event. A page that is short of both limits is all there is.
    */
   range(runId: string, afterId: number, count: number, maxBytes?: number): Promise<LoggedEvent[]>;
   /** The last event, to tell whether the stream has ended. */
@@ -93,6 +93,10 @@ return page
  * conversation's state, so a page of them stays a few states long.
  */
 export const REFERENCE_PAGE_BYTES = 1 << 16;
+
+/** What an event counts for in a page's byte budget (`RunEventLog.range`). */
+export const pageBytes = (event: { data: string; ref?: string }): number =>
+  event.ref ? REFERENCE_PAGE_BYTES : event.data.length;
 
 type StreamEntries = { id: string; message: Record<string, string> }[];
 

@@ -1,4 +1,4 @@
-import { END_EVENT, type LoggedEvent, type RunEventLog } from "./event-log.ts";
+import { END_EVENT, type LoggedEvent, pageBytes, type RunEventLog } from "./event-log.ts";
 
 export type StreamItem = LoggedEvent | { heartbeat: true };
 
@@ -47,7 +47,7 @@ export async function* readRunEvents(
         yield event;
         if (event.event === END_EVENT) return;
         after = event.id;
-        bytes += event.data.length;
+        bytes += pageBytes(event);
       }
       if (events.length === PAGE || bytes >= PAGE_BYTES || appended) continue;
       const woken = await new Promise<boolean>((resolve) => {

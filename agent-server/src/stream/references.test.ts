@@ -4,9 +4,11 @@ import { createClient, type RedisClientType } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTestRedis, testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { RedisCheckpointer } from "../checkpoint/redis.ts";
+import { createMemoryRunBackend } from "../runs/queue/memory-backend.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import { toJsonValue } from "../threads/state.ts";
 import { END_EVENT, RedisRunEventLog } from "./event-log.ts";
+import { readRunEvents } from "./reader.ts";
 import { CheckpointValues, type CheckpointValuesRef, MaterialisingRunEventLog } from "./references.ts";
 
 /** A two-step chat whose answer carries a tool call, saved by the real Redis checkpointer. */
@@ -94,7 +96,7 @@ describe("run event logs that reference checkpoints", () => {
     // Another process: nothing remembered, read from the checkpoint.
     const elsewhere = new MaterialisingRunEventLog(raw, new CheckpointValues(checkpointer));
     const read = await elsewhere.range("r1", -1, 10);
-    expect(read[1]).toEqual({ id: 1, event: "values", data: json });
+    expect(read[1]).toEqual({ id: 1, event: "values", data: json, ref: JSON.stringify(ref) });
     expect(JSON.parse(read[2]?.data ?? "")).toEqual({ status: "success", values: JSON.parse(json) });
     expect(JSON.parse(json).messages[1].tool_calls[0]).toMatchObject({ id: "c1", name: "search" });
 
@@ -104,7 +106,7 @@ describe("run event logs that reference checkpoints", () => {
     expect(await here.json(ref)).toBe(json);
   });
 
-  it("leaves out an event whose checkpoint is gone, and answers a closing entry's values with null", async () => {
+  it("reads null for an event and a closing entry's values whose checkpoint is gone", async () => {
     const { ref } = await savedRun("t-gone");
     await checkpointer.deleteThread("t-gone");
     const log = new MaterialisingRunEventLog(raw, new CheckpointValues(checkpointer));
@@ -113,16 +115,41 @@ describe("run event logs that reference checkpoints", () => {
       { event: END_EVENT, data: JSON.stringify({ status: "success", values_at: ref }) },
     ]);
     expect(await log.range("r-gone", -1, 10)).toEqual([
+      { id: 0, event: "values", data: "null", ref: JSON.stringify(ref) },
       { id: 1, event: END_EVENT, data: '{"status":"success","values":null}' },
     ]);
   });
 
-  it("counts references in a page's byte budget, so a page holds a few states at most", async () => {
+  it("counts references in a page's byte budget, in Redis and in memory, so a page holds a few states", async () => {
     const { ref } = await savedRun("t-page");
+    const many = Array.from({ length: 10 }, () => ({ event: "values", data: "", ref: JSON.stringify(ref) }));
+    const memory = createMemoryRunBackend();
+    for (const inner of [raw, memory.events]) {
+      const log = new MaterialisingRunEventLog(inner, new CheckpointValues(checkpointer));
+      await log.append("r-page", many);
+      expect((await log.range("r-page", -1, 500, 1 << 18)).length).toBe(4);
+      expect((await log.range("r-page", 3, 500, 1 << 18)).map((event) => event.id)).toEqual([4, 5, 6, 7]);
+    }
+    await memory.close();
+  });
+
+  it("streams a finished log of many references to its end without waiting for a heartbeat", async () => {
+    const { ref, json } = await savedRun("t-read");
     const log = new MaterialisingRunEventLog(raw, new CheckpointValues(checkpointer));
     const many = Array.from({ length: 10 }, () => ({ event: "values", data: "", ref: JSON.stringify(ref) }));
-    await log.append("r-page", many);
-    expect((await log.range("r-page", -1, 500, 1 << 18)).length).toBe(4);
-    expect((await log.range("r-page", 3, 500, 1 << 18)).map((event) => event.id)).toEqual([4, 5, 6, 7]);
+    await log.append("r-read", [...many, { event: END_EVENT, data: '{"status":"success","values":null}' }]);
+    const began = performance.now();
+    const read: string[] = [];
+    const options = {
+      afterId: -1,
+      signal: new AbortController().signal,
+      heartbeatMs: 60_000,
+      isOver: async () => true,
+    };
+    for await (const item of readRunEvents(log, "r-read", options)) {
+      if (!("heartbeat" in item)) read.push(item.event === END_EVENT ? END_EVENT : item.data);
+    }
+    expect(read).toEqual([...many.map(() => json), END_EVENT]);
+    expect(performance.now() - began).toBeLessThan(10_000);
   });
 });

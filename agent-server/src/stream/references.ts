@@ -1,6 +1,6 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { toJsonValue } from "../threads/state.ts";
-import { END_EVENT, type LoggedEvent, type NewEvent, type RunEventLog } from "./event-log.ts";
+import { END_EVENT, type LoggedEvent, type NewEvent, pageBytes, type RunEventLog } from "./event-log.ts";
 
 /**
  * Where a root `values` event's data is stored already: the `keys` of the state at a
@@ -87,7 +87,10 @@ interface ClosingWithReference {
 /**
  * The run event log as readers see it: events stored as references (`ref`) and closing entries
  * whose values are a reference (`values_at`) come back with their data, exactly as if it had
- * been stored. An event whose checkpoint is gone is left out; a closing entry's values are null.
+ * been stored. Where the checkpoint is gone, an event's data and a closing entry's values are
+ * null (the event keeps its place, so ids and pages stay as the log has them).
+ * Pages are cut by `pageBytes` here too, so a log that does not count references (in memory)
+ * still reads at most a few states at a time.
  */
 export class MaterialisingRunEventLog implements RunEventLog {
   readonly #log: RunEventLog;
@@ -104,8 +107,13 @@ export class MaterialisingRunEventLog implements RunEventLog {
 
   async range(runId: string, afterId: number, count: number, maxBytes?: number): Promise<LoggedEvent[]> {
     const page = await this.#log.range(runId, afterId, count, maxBytes);
-    const read = await Promise.all(page.map((event) => this.#materialise(event)));
-    return read.filter((event): event is LoggedEvent => event !== undefined);
+    let budget = maxBytes ?? Number.POSITIVE_INFINITY;
+    const cut = page.findIndex((event) => {
+      budget -= pageBytes(event);
+      return budget <= 0;
+    });
+    const kept = cut < 0 ? page : page.slice(0, cut + 1);
+    return Promise.all(kept.map((event) => this.#materialise(event)));
   }
 
   async last(runId: string): Promise<LoggedEvent | undefined> {
@@ -121,10 +129,10 @@ export class MaterialisingRunEventLog implements RunEventLog {
     return this.#log.watch(runId, listener);
   }
 
-  async #materialise(event: LoggedEvent): Promise<LoggedEvent | undefined> {
+  async #materialise(event: LoggedEvent): Promise<LoggedEvent> {
     if (event.ref) {
       const data = await this.#values.json(JSON.parse(event.ref) as CheckpointValuesRef);
-      return data === undefined ? undefined : { id: event.id, event: event.event, data };
+      return { ...event, data: data ?? "null" };
     }
     if (event.event !== END_EVENT || !event.data.includes('"values_at"')) return event;
     const { values_at, ...closing } = JSON.parse(event.data) as ClosingWithReference;
