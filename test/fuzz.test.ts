@@ -44,12 +44,16 @@ beforeAll(async () => {
   const assistant = await json("POST", "/assistants", { graph_id: "agent", name: "sentinel", metadata: { s: 1 } });
   sentinel.assistant = String(assistant.assistant_id);
   sentinel.thread = String((await json("POST", "/threads", { metadata: { sentinel: true } })).thread_id);
+  // Everything belongs to the sentinel assistant: the fuzzer may delete the graph's default one
+  // (`DELETE /assistants/agent?delete_threads=true`), with its threads and crons, as it should.
   await json("POST", `/threads/${sentinel.thread}/runs/wait`, {
-    assistant_id: "agent",
+    assistant_id: sentinel.assistant,
     input: { messages: [{ type: "human", content: "remember me" }] },
   });
   await json("PUT", "/store/items", { namespace: ["sentinel"], key: "item", value: { kept: true } });
-  sentinel.cron = String((await json("POST", "/runs/crons", { assistant_id: "agent", schedule: "0 0 1 1 *" })).cron_id);
+  sentinel.cron = String(
+    (await json("POST", "/runs/crons", { assistant_id: sentinel.assistant, schedule: "0 0 1 1 *" })).cron_id,
+  );
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
