@@ -1,7 +1,5 @@
-import { Agent, request } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { createClient } from "redis";
 import { loadConfig } from "../agent-server/src/config.ts";
 import { matchesAuthFilter, normalizeUser, RequestAuth } from "../agent-server/src/custom-auth/authorize.ts";
@@ -10,6 +8,7 @@ import { loadProjectAuth } from "../agent-server/src/custom-auth/module.ts";
 import { lazyRequest } from "../agent-server/src/custom-auth/request.ts";
 import { type AgentServer, startAgentServer } from "../agent-server/src/server.ts";
 import { percentile, round } from "./support/measure.ts";
+import { measureUserLoad } from "./support/user-load.ts";
 import type { BenchResult } from "./types.ts";
 
 /**
@@ -28,6 +27,8 @@ const SECONDS = 5;
 const ROUNDS = 10;
 const ROUND_MS = 1500;
 const SETTLE_MS = 2000;
+/** The search windows, with and without auth in turn, SECONDS in all for each. */
+const SEARCH_ROUNDS = 2;
 
 const median = (values: number[]) => percentile(values, 50);
 
@@ -38,24 +39,6 @@ interface Round {
 }
 
 const project = join(dirname(fileURLToPath(import.meta.url)), "support/custom-auth-project");
-
-interface Load {
-  /** Request `n` goes to `paths[n % paths.length]` with `tokens[n % tokens.length]` (none when empty). */
-  url: string;
-  paths: string[];
-  tokens: string[];
-  method: "GET" | "POST";
-  body?: string;
-  concurrency: number;
-  durationMs: number;
-}
-
-interface LoadResult {
-  latencies: number[];
-  seconds: number;
-  failed: number;
-  firstError?: string;
-}
 
 /** Keys Redis looked up so far (hits and misses): what searches read, whatever the commands. */
 async function keysRead(redisUrl: string): Promise<number> {
@@ -68,65 +51,6 @@ async function keysRead(redisUrl: string): Promise<number> {
   } finally {
     await client.close();
   }
-}
-
-/** The client loops, in a worker thread so they do not compete with the server for its event loop. */
-async function generate(load: Load): Promise<LoadResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: load.concurrency });
-  const latencies: number[] = [];
-  let failed = 0;
-  let firstError: string | undefined;
-  let sequence = 0;
-  const start = performance.now();
-  const deadline = start + load.durationMs;
-  const send = (n: number) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const token = load.tokens.length > 0 ? load.tokens[n % load.tokens.length] : undefined;
-      const headers: Record<string, string> = { "content-type": "application/json" };
-      if (token) headers.authorization = `Bearer ${token}`;
-      const req = request(
-        `${load.url}${load.paths[n % load.paths.length]}`,
-        { method: load.method, agent, headers },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (chunk: Buffer) => chunks.push(chunk));
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
-          res.on("error", reject);
-        },
-      );
-      req.on("error", reject);
-      req.end(load.body);
-    });
-  await Promise.all(
-    Array.from({ length: load.concurrency }, async () => {
-      while (performance.now() < deadline) {
-        const sent = performance.now();
-        const { status, text } = await send(sequence++);
-        if (status >= 200 && status < 300) latencies.push(performance.now() - sent);
-        else {
-          failed++;
-          firstError ??= `${status} ${text}`;
-        }
-      }
-    }),
-  );
-  agent.destroy();
-  return { latencies, seconds: (performance.now() - start) / 1000, failed, firstError };
-}
-
-if (!isMainThread && (workerData as { customAuthLoad?: Load })?.customAuthLoad) {
-  parentPort?.postMessage(await generate((workerData as { customAuthLoad: Load }).customAuthLoad));
-}
-
-async function measure(load: Load): Promise<LoadResult> {
-  const worker = new Worker(new URL(import.meta.url), { workerData: { customAuthLoad: load } });
-  const result = await new Promise<LoadResult>((resolve, reject) => {
-    worker.once("message", resolve);
-    worker.once("error", reject);
-  });
-  await worker.terminate();
-  if (result.failed > 0) throw new Error(`${result.failed} requests failed, first: ${result.firstError}`);
-  return result;
 }
 
 async function startServer(redisUrl: string, prefix: string, config: string): Promise<AgentServer> {
@@ -183,53 +107,85 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
       );
     }
     const users = Array.from({ length: USERS }, (_, i) => userOf(i));
-    const searchLoad = (durationMs: number) =>
-      measure({
-        url: withAuth.url,
+    // The same searches without auth, the owner as a metadata filter: the same index, no authenticate.
+    const plainServer = await startServer(redisUrl, prefix, "langgraph.no-auth.json");
+    const searchLoad = (server: AgentServer, durationMs: number) =>
+      measureUserLoad({
+        url: server.url,
         paths: ["/threads/search"],
-        tokens: users,
+        tokens: server === withAuth ? users : [],
         method: "POST",
-        body: JSON.stringify({ limit: 10 }),
+        bodies:
+          server === withAuth
+            ? [JSON.stringify({ limit: 10 })]
+            : users.map((owner) => JSON.stringify({ metadata: { owner }, limit: 10 })),
         concurrency: CLIENTS,
         durationMs,
       });
-    // Let the server and Redis finish what seeding left behind (GC, dict rehashing), then warm up
-    // the search path, as the GET rounds below are warmed up.
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    await searchLoad(1000);
-    const searchKeys = await keysRead(redisUrl);
-    const searchCpu = process.threadCpuUsage();
-    const search = await searchLoad(SECONDS * 1000);
-    const { user, system } = process.threadCpuUsage(searchCpu);
-    const cpuPerSearch = (user + system) / search.latencies.length;
-    const keysPerSearch = ((await keysRead(redisUrl)) - searchKeys) / search.latencies.length;
+    const searches = { auth: [] as number[], plain: [] as number[] };
+    let searchCpuMicros = 0;
+    let searchKeys = 0;
+    try {
+      // Let the server and Redis finish what seeding left behind (GC, dict rehashing), then warm up
+      // the search path, as the GET rounds below are warmed up.
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      await searchLoad(withAuth, 1000);
+      await searchLoad(plainServer, 1000);
+      for (let i = 0; i < SEARCH_ROUNDS; i++) {
+        const keys = await keysRead(redisUrl);
+        const cpu = process.threadCpuUsage();
+        const { latencies } = await searchLoad(withAuth, (SECONDS * 1000) / SEARCH_ROUNDS);
+        const { user, system } = process.threadCpuUsage(cpu);
+        searchCpuMicros += user + system;
+        searchKeys += (await keysRead(redisUrl)) - keys;
+        searches.auth.push(...latencies);
+        searches.plain.push(...(await searchLoad(plainServer, (SECONDS * 1000) / SEARCH_ROUNDS)).latencies);
+      }
+    } finally {
+      await plainServer.close();
+    }
     const countKeys = await keysRead(redisUrl);
-    const count = await measure({
+    const count = await measureUserLoad({
       url: withAuth.url,
       paths: ["/threads/count"],
       tokens: users,
       method: "POST",
-      body: "{}",
+      bodies: ["{}"],
       concurrency: CLIENTS,
       durationMs: 1000,
     });
     const keysPerCount = ((await keysRead(redisUrl)) - countKeys) / count.latencies.length;
+    const scale = `100k threads, 1k users, ${CLIENTS} clients`;
     results.push(
       {
-        name: `custom auth: own threads/search p50 (100k threads, 1k users, ${CLIENTS} clients)`,
-        value: round(percentile(search.latencies, 50), 2),
+        name: `custom auth: own threads/search p50 (${scale})`,
+        value: round(percentile(searches.auth, 50), 2),
         unit: "ms",
       },
       {
-        name: `custom auth: own threads/search p99 (100k threads, 1k users, ${CLIENTS} clients)`,
-        value: round(percentile(search.latencies, 99), 2),
+        name: `custom auth: own threads/search p99 (${scale})`,
+        value: round(percentile(searches.auth, 99), 2),
         unit: "ms",
         target: "<= 20",
       },
-      { name: "custom auth: server CPU per own threads/search", value: round(cpuPerSearch, 0), unit: "µs" },
+      {
+        name: "  the same search without auth (owner as metadata filter) p50",
+        value: round(percentile(searches.plain, 50), 2),
+        unit: "ms",
+      },
+      {
+        name: "  the same search without auth (owner as metadata filter) p99",
+        value: round(percentile(searches.plain, 99), 2),
+        unit: "ms",
+      },
+      {
+        name: "custom auth: server CPU per own threads/search",
+        value: round(searchCpuMicros / searches.auth.length, 0),
+        unit: "µs",
+      },
       {
         name: "custom auth: Redis keys read per own threads/search (limit 10)",
-        value: round(keysPerSearch, 1),
+        value: round(searchKeys / searches.auth.length, 1),
         unit: "keys",
       },
       { name: "custom auth: Redis keys read per own threads/count", value: round(keysPerCount, 1), unit: "keys" },
@@ -249,11 +205,12 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
   try {
     const roundOf = async (server: AgentServer, tokens: string[], durationMs: number): Promise<Round> => {
       const cpu = process.threadCpuUsage();
-      const measured = await measure({
+      const measured = await measureUserLoad({
         url: server.url,
         paths: sample.map((i) => `/threads/${threadIds[i]}`),
         tokens,
         method: "GET",
+        bodies: [],
         concurrency: CLIENTS,
         durationMs,
       });
