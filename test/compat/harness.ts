@@ -144,6 +144,8 @@ export const MISSING_KEYS: Record<string, string> = {
   metadata: "the reference copies a run's metadata into kwargs.config",
   assistant_id: "the reference copies the assistant id into run metadata",
   graph_id: "the reference copies the graph id into run metadata",
+  "user-agent":
+    "the reference forwards request headers into a run's configurable (and so into checkpoint metadata) by default; this server only those http.configurable_headers names",
   checkpoint_map: "the reference keeps a subgraph task's config keys in its checkpoints' metadata",
   checkpoint_ns: "(as checkpoint_map)",
   langgraph_checkpoint_ns: "(as checkpoint_map)",

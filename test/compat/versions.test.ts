@@ -20,7 +20,6 @@ import { collect, type Scenario, sdkVersions, threadState, useCompatServers } fr
  */
 const RELEASE_DIFFERENCES: Record<string, Record<string, string>> = {
   "1.0": {
-    "user-agent": "1.7 copies configurable values (the forwarded user-agent) into checkpoint metadata",
     result: "1.7 adds a finished task's result to state snapshots",
     tool_call_chunks: "1.7 stores a streamed AI message without its (empty) tool_call_chunks",
   },
