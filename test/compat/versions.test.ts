@@ -6,7 +6,8 @@ import { collect, type Scenario, sdkVersions, threadState, useCompatServers } fr
  * is an npm workspace that installs its own `@langchain/langgraph` (and `@langchain/core`), so
  * its graph runs on that version, as a user's project would. The basics a chat client relies on
  * must behave as on the reference: streamed values, message tokens and updates, state, history,
- * an interrupt and its resume.
+ * an interrupt and its resume; and the schemas of a zod state, whose metadata lives in the
+ * project's copy of LangGraph.js, not the server's.
  *
  * The reference (langgraph-api 1.5.1) cannot load these projects: it resolves its own imports of
  * `@langchain/langgraph/stream` from the project, which LangGraph.js before 1.4 does not export,
@@ -69,6 +70,14 @@ describe.each(VERSIONS)("@langchain/langgraph %s project", (version) => {
       waiting: { next: ["approve"], tasks: [{ interrupts: [{ value: { question: "Send this answer?" } }] }] },
       resumed: { verdict: "approved" },
       status: "idle",
+    });
+  });
+
+  it("reads a zod state's schemas with the project's own LangGraph (withLangGraph metadata)", async () => {
+    if (!sdk) throw new Error("no SDK installed");
+    const { ours } = await servers.compare(sdk, async ({ client }) => client.assistants.getSchemas("profile"));
+    expect(ours).toMatchObject({
+      state_schema: { properties: { messages: { langgraph_type: "messages" }, topic: { type: "string" } } },
     });
   });
 });

@@ -66,3 +66,27 @@ export function buildChatGraph({
     .addEdge("approve", END)
     .compile();
 }
+
+interface ZodGraphDeps {
+  langgraph: { StateGraph: any; START: string; END: string; MessagesZodMeta: unknown };
+  withLangGraph: (schema: unknown, meta: any) => unknown;
+  z: any;
+}
+
+/**
+ * A zod state (zod 3, as LangGraph.js 0.4 and 1.0 users write it) whose messages channel carries
+ * LangGraph's metadata through `withLangGraph`: recorded in the project's copy of LangGraph,
+ * which is not the server's, so its schemas show it only when read with the project's copy.
+ */
+export function buildZodGraph({ langgraph, withLangGraph, z }: ZodGraphDeps) {
+  const { StateGraph, START, END, MessagesZodMeta } = langgraph;
+  const State = z.object({
+    messages: withLangGraph(z.custom(), MessagesZodMeta),
+    topic: z.string().describe("What the chat is about"),
+  });
+  return new StateGraph(State)
+    .addNode("note", () => ({}))
+    .addEdge(START, "note")
+    .addEdge("note", END)
+    .compile();
+}

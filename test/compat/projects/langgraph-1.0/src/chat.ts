@@ -2,7 +2,10 @@ import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, AIMessageChunk } from "@langchain/core/messages";
 import { ChatGenerationChunk } from "@langchain/core/outputs";
 import * as langgraph from "@langchain/langgraph";
-import { buildChatGraph } from "../../chat-graph.ts";
+import { withLangGraph } from "@langchain/langgraph/zod";
+import { z } from "zod/v3";
+import { buildChatGraph, buildZodGraph } from "../../chat-graph.ts";
 
-/** The chat graph of the version suite, built with this project's own LangGraph.js and LangChain. */
+/** The graphs of the version suite, built with this project's own LangGraph.js and LangChain. */
 export const graph = buildChatGraph({ langgraph, BaseChatModel, AIMessage, AIMessageChunk, ChatGenerationChunk });
+export const profile = buildZodGraph({ langgraph, withLangGraph, z });
