@@ -128,7 +128,7 @@ describe.skipIf(missing.length > 0 || process.platform !== "linux")(
         .map((block) => block.text)
         .filter((block) => !block.startsWith("make platform"));
       expect(blocks.length).toBeGreaterThanOrEqual(4);
-      const shims = mkdtempSync(join(tmpdir(), "platform-bin-"));
+      const shims = mkdtempSync(join(dir, "bin-"));
       const script = blocks
         .map((block, i) => `echo "--- block ${i}"\n${block}`)
         .join("\n")
@@ -140,7 +140,6 @@ describe.skipIf(missing.length > 0 || process.platform !== "linux")(
         env: withDocumentedTools(process.env, shims),
         timeoutMs: 280_000,
       });
-      rmSync(shims, { recursive: true, force: true });
       expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
       // The SDK's run went through the deployment's secret (ECHO_MODEL_PREFIX) to the agent server.
       expect(result.stdout).toContain("Echo: hello");
@@ -180,8 +179,8 @@ describe.skipIf(missing.length > 0 || process.platform !== "linux")(
       ];
       expect(filled[0]).toContain(env.CONTROL_PLANE_URL);
       expect(filled[0]).toContain(env.EXAMPLE_IMAGE);
-      const cwd = mkdtempSync(join(tmpdir(), "install-steps-"));
-      const shims = mkdtempSync(join(tmpdir(), "platform-bin-"));
+      const cwd = mkdtempSync(join(dir, "install-steps-"));
+      const shims = mkdtempSync(join(dir, "bin-"));
       const tools = withDocumentedTools(
         { ...process.env, KUBECONFIG: env.KUBECONFIG, AGENTPLANE_API_KEY: env.CONTROL_PLANE_API_KEY },
         shims,
@@ -201,8 +200,6 @@ describe.skipIf(missing.length > 0 || process.platform !== "linux")(
       expect(sdk.code, sdk.stderr).toBe(0);
       expect(sdk.stdout).toContain("hello");
       expect((await api("DELETE", `/v2/deployments/${id}`)).status).toBe(204);
-      rmSync(cwd, { recursive: true, force: true });
-      rmSync(shims, { recursive: true, force: true });
     }, 240_000);
 
     it("SIGTERM stops every process it started", async () => {

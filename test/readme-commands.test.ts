@@ -53,7 +53,7 @@ const T = {
   make: "every make target the docs name exists and its recipe's programs are installed",
   chart: "make chart-docs and make chart-crds leave a fresh copy unchanged",
   dev: "make dev builds a fresh copy, answers /ok and the README's SDK call",
-  cli: "the agent server's dev and serve commands start as written and stop on Ctrl-C",
+  cli: "the agent server's dev and serve commands start as written and stop on Ctrl-C or SIGTERM",
   images: "agent-server dockerfile writes the Dockerfile and .dockerignore; build stops for want of Docker",
   controlPlane: "the control plane starts as written on ~/.kube/config and a key file",
 };
@@ -121,6 +121,7 @@ const PROOFS: Record<string, Proof> = {
   },
   "REDIS_URI=redis://redis:6379 AGENTPLANE_API_KEYS_FILE=/etc/agentplane/api-keys": { ran: T.cli },
   "REDIS_URI=redis://… npx node agent-server/dist/cli/main.js serve --config …": { ran: T.cli },
+  "node_modules/.bin/node agent-server/dist/cli/main.js serve …": { ran: T.cli },
   'printf %s "$KEY" | sha256sum': { ran: T.helm },
   "README.md ts block under Quick start: two commands": { ran: T.dev },
   "npx --no agent-server dockerfile -c ~/my-agent/langgraph.json -o ~/my-agent/Dockerfile": { ran: T.images },
@@ -428,6 +429,8 @@ describe.skipIf(process.platform !== "linux" || !onPath("make") || !onPath("git"
         "README.md",
         "REDIS_URI=redis://redis:6379 AGENTPLANE_API_KEYS_FILE=/etc/agentplane/api-keys",
       );
+      const direct = inlineCommand("README.md", "node_modules/.bin/node agent-server/dist/cli/main.js serve …");
+      const serveEnv = { ...env, HOST: "127.0.0.1", AGENTPLANE_API_KEYS_FILE: keys };
       const started = [
         startService(fill(devCommand, { "path/to/langgraph.json": example, "--port 8000": "--port 0" }), {
           cwd: copy,
@@ -440,11 +443,16 @@ describe.skipIf(process.platform !== "linux" || !onPath("make") || !onPath("git"
             "/app/langgraph.json": example,
             "--port 8000": "--port 0",
           }),
-          { cwd: copy, env: { ...env, HOST: "127.0.0.1", REDIS_PREFIX: uniquePrefix("docs") } },
+          { cwd: copy, env: { ...serveEnv, REDIS_PREFIX: uniquePrefix("docs") } },
         ),
+        // The form the docs give for process managers: the server itself, which SIGTERM stops.
+        startService(`exec ${fill(direct, { "…": `--config ${example} --port 0` })}`, {
+          cwd: copy,
+          env: { ...serveEnv, REDIS_URI: inject("redisUrl"), REDIS_PREFIX: uniquePrefix("docs") },
+        }),
       ];
       services.push(...started);
-      const [devServer, serveServer] = await Promise.all(
+      const [devServer, serveServer, directServer] = await Promise.all(
         started.map(async (service) => (await service.printed(/Agent server: (http:\/\/\S+)/, 60_000))[1] as string),
       );
       expect((await fetch(`${devServer}/ok`)).status).toBe(200);
@@ -456,7 +464,11 @@ describe.skipIf(process.platform !== "linux" || !onPath("make") || !onPath("git"
         body: "{}",
       });
       expect(threads.status).toBe(200);
-      // Ctrl-C stops each, and nothing it started is left.
+      expect((await fetch(`${directServer}/ok?check_db=1`)).status).toBe(200);
+      const [, , server] = started as [Service, Service, Service];
+      server.process.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+      // Ctrl-C stops the others, and nothing any of them started is left.
       for (const stopped of await Promise.all(started.map((service) => service.stop())))
         expect(stopped.left).toBe(false);
       // The same commands as agent-server.md writes them inline are the same program and flags.

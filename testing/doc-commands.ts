@@ -62,7 +62,7 @@ export function shellCommand(file: string, first: string): string {
 }
 
 const COMMAND_SPAN =
-  /^(make|npx|npm|node|kubectl|helm|curl|docker|k3d|apt-get|printf|scripts\/[\w-]+\.sh|[A-Z_]+=\S*)\s+\S/;
+  /^(make|npx|npm|node|kubectl|helm|curl|docker|k3d|apt-get|printf|scripts\/[\w-]+\.sh|node_modules\/\.bin\/\S+|[A-Z_]+=\S*)\s+\S/;
 
 export interface InlineCommand {
   file: string;
@@ -215,6 +215,8 @@ export function runScript(
 
 export interface Service {
   process: ChildProcess;
+  /** Its exit code (or signal name), once it exited. */
+  exited: Promise<number | string>;
   /** Everything it printed so far (stdout and stderr). */
   output(): string;
   /** The first match of `pattern` in its output, once printed. */
@@ -251,6 +253,7 @@ export function startService(command: string, options: { cwd: string; env?: Node
   );
   return {
     process: child,
+    exited,
     output: () => output,
     printed: (pattern, timeoutMs) =>
       new Promise((done, fail) => {
