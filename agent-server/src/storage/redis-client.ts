@@ -6,6 +6,9 @@ export type RedisClient = RedisClientType;
 /** How often the watchdog pings, and how long a ping (and the health check's) may take. */
 const WATCHDOG_INTERVAL_MS = 1000;
 const PING_TIMEOUT_MS = 2000;
+/** How late the timeout may fire before the process counts as stalled, and the grace it then gets. */
+const STALL_TOLERANCE_MS = 100;
+const STALL_GRACE_MS = 250;
 
 /**
  * PING, rejected after PING_TIMEOUT_MS without an answer. node-redis's own command timeout only
@@ -13,11 +16,21 @@ const PING_TIMEOUT_MS = 2000;
  */
 export async function pingWithin(client: RedisClient): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  const started = performance.now();
+  let graced = false;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`redis did not answer PING within ${PING_TIMEOUT_MS} ms`)),
-      PING_TIMEOUT_MS,
-    );
+    const expire = () => {
+      // A timer that fires late means this process, not Redis, was stalled (a blocked event loop,
+      // a starved CPU): the ping may not even have been written. One short grace lets it be sent
+      // and read before a healthy connection is dropped.
+      if (!graced && performance.now() - started > PING_TIMEOUT_MS + STALL_TOLERANCE_MS) {
+        graced = true;
+        timer = setTimeout(expire, STALL_GRACE_MS);
+        return;
+      }
+      reject(new Error(`redis did not answer PING within ${PING_TIMEOUT_MS} ms`));
+    };
+    timer = setTimeout(expire, PING_TIMEOUT_MS);
   });
   try {
     await Promise.race([client.ping(), timeout]);
