@@ -125,6 +125,9 @@ describe("custom auth on two replicas", () => {
     expect(state.values).toMatchObject({ user: "alice/alice", permissions: ["threads:write"], team: "red" });
     const run = await alice.b.runs.get(own.thread, own.run);
     expect(run.metadata).toMatchObject({ owner: "alice" });
+    // The run holds the user authenticate returned, never the credentials it was given.
+    expect(JSON.stringify(run)).toContain('"langgraph_auth_user_id":"alice"');
+    expect(JSON.stringify(run)).not.toContain("token-alice");
     // Bob's own run on his own new thread sees Bob.
     const mine = await bob.b.threads.create();
     expect(mine.metadata).toEqual({ owner: "bob" });
