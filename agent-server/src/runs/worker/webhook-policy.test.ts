@@ -80,6 +80,7 @@ describe("webhookRefusal", () => {
     ["http://2130706433/hook", "127.0.0.1"],
     ["https://[::ffff:a9fe:a9fe]/", "::ffff:a9fe:a9fe"],
     ["http://localhost:3000/", "internal"],
+    ["http://[fe80::1%25eth0]/", "not a valid URL"],
   ])("refuses %s", async (url, reason) => {
     expect(await webhookRefusal(url, strict)).toContain(reason);
   });

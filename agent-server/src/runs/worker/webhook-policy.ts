@@ -122,7 +122,7 @@ export async function webhookRefusal(url: string, policy: WebhookPolicy): Promis
   try {
     parsed = new URL(url);
   } catch {
-    return undefined;
+    return "webhook is not a valid URL";
   }
   const host = webhookHost(parsed);
   if (policy.allowsName(host)) return undefined;
