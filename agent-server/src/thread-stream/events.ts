@@ -193,14 +193,24 @@ export class ProtocolEventMapper {
 /** Run status in a log's closing entry → the root lifecycle event it ends the run with. */
 const TERMINAL: Record<string, string> = { error: "failed", interrupted: "interrupted", deleted: "interrupted" };
 
+/** A protocol event, and its JSON text as sent. */
+export interface SentEvent {
+  event: ProtocolEvent;
+  json: string;
+}
+
 /**
  * One entry of a protocol run's log as sent: its protocol event, the terminal lifecycle of a run
- * that failed or was cancelled (a run that returned logged its own), or nothing.
+ * that failed or was cancelled (a run that returned logged its own), or nothing. A stored event's
+ * text is sent as stored, behind the envelope, not serialised again (it is parsed for filters).
  */
-export function toProtocolEvent(ordinal: number, graphName: string, entry: LoggedEvent): ProtocolEvent | undefined {
+export function toProtocolEvent(ordinal: number, graphName: string, entry: LoggedEvent): SentEvent | undefined {
   const seq = toSeq(ordinal, entry.id);
   const envelope = { type: "event" as const, event_id: String(seq), seq };
-  if (entry.event === PROTOCOL_EVENT) return { ...envelope, ...(JSON.parse(entry.data) as StoredProtocolEvent) };
+  if (entry.event === PROTOCOL_EVENT) {
+    const event = { ...envelope, ...(JSON.parse(entry.data) as StoredProtocolEvent) };
+    return { event, json: `{"type":"event","event_id":"${seq}","seq":${seq},${entry.data.slice(1)}` };
+  }
   if (entry.event !== END_EVENT) return undefined;
   const outcome = JSON.parse(entry.data) as { status: string; error?: { message?: string } };
   const terminal = TERMINAL[outcome.status];
@@ -210,7 +220,12 @@ export function toProtocolEvent(ordinal: number, graphName: string, entry: Logge
     graph_name: graphName,
     ...(outcome.error?.message !== undefined && { error: outcome.error.message }),
   };
-  return { ...envelope, method: "lifecycle", params: { namespace: [], timestamp: Date.now(), data } };
+  const event: ProtocolEvent = {
+    ...envelope,
+    method: "lifecycle",
+    params: { namespace: [], timestamp: Date.now(), data },
+  };
+  return { event, json: JSON.stringify(event) };
 }
 
 /** What one event stream receives: channels, optionally namespace prefixes (with a depth below them), after `since`. */

@@ -4,7 +4,7 @@ import type { RunService } from "../runs/service.ts";
 import { END_EVENT, type RunEventLog } from "../stream/event-log.ts";
 import { readRunEvents } from "../stream/reader.ts";
 import { drained, openSse } from "../stream/sse.ts";
-import { type EventFilter, fromSeq, matchesFilter, type ProtocolEvent, toProtocolEvent } from "./events.ts";
+import { type EventFilter, fromSeq, matchesFilter, type SentEvent, toProtocolEvent } from "./events.ts";
 import { type IndexedRun, runIndexId } from "./service.ts";
 
 export interface EventStreamOptions {
@@ -23,7 +23,7 @@ function startPoint(after: number): { ordinal: number; position: number } {
   return next.ordinal < 1 ? { ordinal: 1, position: -1 } : { ordinal: next.ordinal, position: next.position - 1 };
 }
 
-export type ProtocolItem = ProtocolEvent | { heartbeat: true };
+export type ProtocolItem = SentEvent | { heartbeat: true };
 
 /**
  * Every protocol event of the thread after sequence number `after`, in order, live, until
@@ -65,8 +65,8 @@ export async function* protocolEvents(
         yield item;
         continue;
       }
-      const event = toProtocolEvent(ordinal, run.graph_id, item);
-      if (event) yield event;
+      const sent = toProtocolEvent(ordinal, run.graph_id, item);
+      if (sent) yield sent;
     }
   }
 }
@@ -96,8 +96,8 @@ export async function streamProtocolEvents(
     for await (const item of protocolEvents(runs, events, threadId, filter.since ?? -1, { signal, heartbeatMs })) {
       if ("heartbeat" in item) {
         if (!(await write(": heartbeat\n\n"))) return;
-      } else if (matchesFilter(filter, item)) {
-        const text = `id: ${item.event_id}\nevent: ${item.method}\ndata: ${JSON.stringify(item)}\n\n`;
+      } else if (matchesFilter(filter, item.event)) {
+        const text = `id: ${item.event.event_id}\nevent: ${item.event.method}\ndata: ${item.json}\n\n`;
         if (!(await write(text))) return;
       }
     }

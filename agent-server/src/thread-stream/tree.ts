@@ -93,8 +93,8 @@ export async function runAgentTree(
   for (;;) {
     const page = await events.range(run.run_id, after, PAGE, PAGE_BYTES);
     for (const entry of page) {
-      const event = toProtocolEvent(run.ordinal, run.graph_id, entry);
-      if (event) tree.add(event);
+      const sent = toProtocolEvent(run.ordinal, run.graph_id, entry);
+      if (sent) tree.add(sent.event);
       after = entry.id;
     }
     const bytes = page.reduce((sum, entry) => sum + entry.data.length, 0);

@@ -89,15 +89,20 @@ class ProtocolSocket {
   #waiting = 0;
   /** The client's last sign of life: a pong, or taking a full buffer. */
   #lastHeard = Date.now();
+  /** The connection under the socket, corked while the pump sends what one read of the log gave. */
+  readonly #connection: Socket;
+  #corked = false;
 
   constructor(
     ws: WebSocket,
+    connection: Socket,
     threadId: string,
     headers: IncomingHttpHeaders,
     auth: RequestAuth | undefined,
     deps: SocketDeps,
   ) {
     this.#ws = ws;
+    this.#connection = connection;
     this.#threadId = threadId;
     this.#headers = headers;
     this.#auth = auth;
@@ -276,13 +281,28 @@ class ProtocolSocket {
       // Idle sockets are kept alive by pings (see `ProtocolSockets`), not by the log's heartbeats.
       if ("heartbeat" in item) continue;
       if (signal.aborted) return;
-      if (this.#wanted(item)) {
-        pump.sending = this.#send(item);
+      if (this.#wanted(item.event)) {
+        this.#corkUntilNextTick();
+        pump.sending = this.#sendText(item.json);
         if (!(await pump.sending)) return;
       }
       // Also when the pump was stopped during the send: the event went out.
-      this.#position = item.seq;
+      this.#position = item.event.seq;
     }
+  }
+
+  /**
+   * The events of one page of the log arrive in one run of microtasks: corked, their frames go
+   * out in one write instead of one system call each.
+   */
+  #corkUntilNextTick(): void {
+    if (this.#corked) return;
+    this.#corked = true;
+    this.#connection.cork();
+    process.nextTick(() => {
+      this.#corked = false;
+      this.#connection.uncork();
+    });
   }
 
   #wanted(event: ProtocolEvent): boolean {
@@ -297,10 +317,14 @@ class ProtocolSocket {
    * the pump stops reading Redis; a client that takes nothing for `stallMs` is disconnected
    * with the reason. False once the socket is closing.
    */
-  async #send(message: ProtocolEvent | CommandResponse | Record<string, unknown>): Promise<boolean> {
+  #send(message: CommandResponse | Record<string, unknown>): Promise<boolean> {
+    return this.#sendText(JSON.stringify(message));
+  }
+
+  /** `#send` of a frame already serialised (events: as read from the log). */
+  async #sendText(text: string): Promise<boolean> {
     const ws = this.#ws;
     if (ws.readyState !== WebSocket.OPEN) return false;
-    const text = JSON.stringify(message);
     if (ws.bufferedAmount + text.length <= this.#deps.bufferLimit) {
       ws.send(text);
       return true;
@@ -370,7 +394,14 @@ export class ProtocolSockets {
         const auth = requestAuth(req);
         res.detachSocket(upgrade.socket as Socket);
         this.#server.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => {
-          const socket = new ProtocolSocket(ws, threadId, forwardedHeaders(req), auth, this.#deps);
+          const socket = new ProtocolSocket(
+            ws,
+            upgrade.socket as Socket,
+            threadId,
+            forwardedHeaders(req),
+            auth,
+            this.#deps,
+          );
           const forget = upgrade.onShutdown(() => socket.close(CLOSE.goingAway, "server shutting down"));
           this.#open.add(socket);
           this.#schedulePings();
