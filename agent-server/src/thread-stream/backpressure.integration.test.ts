@@ -12,8 +12,8 @@ import { type ServerProcess, spawnServer } from "../runs/testing/process.ts";
  */
 
 const config = new URL("./testing/langgraph.json", import.meta.url).pathname;
-const HEARTBEAT_MS = 2000;
-const STALL_MS = 9000;
+const HEARTBEAT_MS = 3000;
+const STALL_MS = 12_000;
 /** 4,000 custom events of 10 KB: a 40 MB log, far more than the kernel buffers of a socket (about 10 MB here). */
 const EVENTS = 4000;
 const EVENT_BYTES = 10_000;
