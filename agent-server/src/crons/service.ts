@@ -130,11 +130,8 @@ export class CronService {
       metadata: { ...body.metadata },
     };
     await authorize(auth, "crons:create", value);
-    const threadFilter = await authorize(auth, "threads:read", { thread_id: threadId });
-    if (threadId !== undefined) {
-      const thread = await this.#ctx.storage.threads.get(threadId);
-      if (!thread || !matchesAuthFilter(thread.metadata, threadFilter)) throw notFound(`Thread ${threadId} not found`);
-    }
+    // The thread, through its owner: 404 when unknown or not the user's to read.
+    if (threadId !== undefined) await this.#runs().thread(threadId, auth);
     if (auth) {
       const config = (body.config ?? {}) as JsonObject;
       const configurable = { ...(config.configurable as JsonObject | undefined), ...authConfigurable(auth) };
@@ -234,7 +231,7 @@ export class CronService {
       this.#ctx.logger.debug({ cron_id: cron.cron_id, run_id: run.run_id }, "cron fired");
       return;
     }
-    if (!(await this.#ctx.storage.threads.get(cron.thread_id))) {
+    if (!(await runs.findThread(cron.thread_id))) {
       this.#ctx.logger.warn({ cron_id: cron.cron_id }, "the cron's thread was deleted: deleting the cron");
       await this.#store.delete(cron.cron_id);
       return;

@@ -164,6 +164,11 @@ export class RunService {
     return run;
   }
 
+  /** The thread as stored, undefined when unknown (no authorization: for the server's own work). */
+  findThread(threadId: string): Promise<Thread | undefined> {
+    return this.#threads.find(threadId);
+  }
+
   /** The thread, 404 when unknown or filtered out by `auth`'s handler for `event`. */
   async thread(threadId: string, auth?: RequestAuth, event: AuthEvent = "threads:read"): Promise<Thread> {
     return this.#threads.get(threadId, auth, event);
