@@ -4,6 +4,8 @@
  * look at.
  */
 
+import { readFields, type WireField } from "./protobuf-wire.ts";
+
 type AttributeValue = string | number | boolean;
 
 export interface ExportedSpan {
@@ -16,51 +18,6 @@ export interface ExportedSpan {
   /** 0 unset, 1 ok, 2 error. */
   statusCode: number;
   resource: Record<string, AttributeValue>;
-}
-
-interface WireField {
-  field: number;
-  varint?: bigint;
-  bytes?: Buffer;
-}
-
-function readVarint(buffer: Buffer, offset: number): [bigint, number] {
-  let value = 0n;
-  let shift = 0n;
-  for (let i = offset; i < buffer.length; i++) {
-    const byte = buffer[i] as number;
-    value |= BigInt(byte & 0x7f) << shift;
-    if ((byte & 0x80) === 0) return [value, i + 1];
-    shift += 7n;
-  }
-  throw new Error("truncated varint");
-}
-
-function readFields(buffer: Buffer): WireField[] {
-  const fields: WireField[] = [];
-  let offset = 0;
-  while (offset < buffer.length) {
-    const [key, next] = readVarint(buffer, offset);
-    const field = Number(key >> 3n);
-    const wireType = Number(key & 7n);
-    offset = next;
-    if (wireType === 0) {
-      const [varint, after] = readVarint(buffer, offset);
-      fields.push({ field, varint });
-      offset = after;
-    } else if (wireType === 2) {
-      const [length, start] = readVarint(buffer, offset);
-      offset = start + Number(length);
-      fields.push({ field, bytes: buffer.subarray(start, offset) });
-    } else if (wireType === 1 || wireType === 5) {
-      const size = wireType === 1 ? 8 : 4;
-      fields.push({ field, bytes: buffer.subarray(offset, offset + size) });
-      offset += size;
-    } else {
-      throw new Error(`unsupported wire type ${wireType}`);
-    }
-  }
-  return fields;
 }
 
 const messages = (fields: WireField[], field: number) =>

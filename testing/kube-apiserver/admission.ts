@@ -121,6 +121,7 @@ export function applyDefaults(resource: ResourceType, object: KubeObject): void 
   }
   if (resource.plural === "namespaces" && resource.group === "") object.status ??= { phase: "Active" };
   if (resource.plural === "pods" && resource.group === "") object.status ??= { phase: "Pending" };
+  if (resource.plural === "secrets" && resource.group === "") object.type ??= "Opaque";
 }
 
 /** The body's apiVersion/kind must name the endpoint's resource. */

@@ -140,8 +140,7 @@ export async function handleResource(
   const namespace = resource.namespaced ? path.namespace : undefined;
   const subresource: Subresource = path.subresource === "status" ? "status" : "";
   const method = request.method ?? "GET";
-  const text = method === "GET" ? "" : await readBody(request);
-  const body = parseBody(text, mediaType(request));
+  const body = parseBody(method === "GET" ? Buffer.alloc(0) : await readBody(request), mediaType(request));
   const accept = request.headers.accept;
 
   if (path.name === undefined) {

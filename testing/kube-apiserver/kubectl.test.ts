@@ -138,6 +138,26 @@ describe.skipIf(!existsSync(KUBECTL))("kubectl against the test server", () => {
     expect(resources).toMatch(/agentdeployments\s+agd\s+agentplane.dev\/v1alpha1\s+true\s+AgentDeployment/);
   });
 
+  it("creates namespaces, secrets, config maps and service accounts (protobuf bodies)", async () => {
+    const created = async (...args: string[]) =>
+      (await run(KUBECTL, ["--kubeconfig", env.kube.kubeconfigPath, "create", ...args])).stdout;
+    expect(await created("namespace", "team-a")).toBe("namespace/team-a created\n");
+    expect(
+      await created("secret", "generic", "api-keys", "-n", "team-a", "--from-literal=OPENAI_API_KEY=sk-test"),
+    ).toBe("secret/api-keys created\n");
+    expect(await created("configmap", "settings", "-n", "team-a", "--from-literal=mode=fast")).toBe(
+      "configmap/settings created\n",
+    );
+    expect(await created("serviceaccount", "runner", "-n", "team-a")).toBe("serviceaccount/runner created\n");
+    const secret = await env.core.readNamespacedSecret({ name: "api-keys", namespace: "team-a" });
+    expect(secret.data).toEqual({ OPENAI_API_KEY: Buffer.from("sk-test").toString("base64") });
+    expect(secret.type).toBe("Opaque");
+    const settings = await env.core.readNamespacedConfigMap({ name: "settings", namespace: "team-a" });
+    expect(settings.data).toEqual({ mode: "fast" });
+    const refused = await created("quota", "q", "-n", "team-a", "--hard=pods=1").catch((e) => e.stderr as string);
+    expect(refused).toContain("not v1/ResourceQuota");
+  });
+
   it("applies the CRD manifests themselves and deletes objects", async () => {
     const applied = await kubectl("apply", ...CRD_MANIFEST_PATHS.flatMap((p) => ["-f", p]));
     expect(applied).toContain("customresourcedefinition.apiextensions.k8s.io/agentdeployments.agentplane.dev");

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { parse as parseYaml } from "yaml";
 import { badRequest } from "./errors.ts";
+import { decodeKubernetesProtobuf, PROTOBUF_MEDIA_TYPE } from "./protobuf.ts";
 
 /** A resource request path, split the way the apiserver's request info resolver does. */
 export interface ResourcePath {
@@ -37,14 +38,16 @@ export function parseResourcePath(
   return { apiVersion, namespace: undefined, plural: rest[0] ?? "", name: rest[1], subresource: rest[2] };
 }
 
-export async function readBody(request: IncomingMessage): Promise<string> {
+export async function readBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
-/** JSON bodies, or YAML for server-side apply (JSON is valid YAML). */
-export function parseBody(text: string, contentType: string): unknown {
+/** JSON bodies, YAML for server-side apply (JSON is valid YAML), or protobuf from typed clients. */
+export function parseBody(body: Buffer, contentType: string): unknown {
+  if (contentType === PROTOBUF_MEDIA_TYPE && body.length > 0) return decodeKubernetesProtobuf(body);
+  const text = body.toString("utf8");
   if (text.trim() === "") return undefined;
   try {
     return contentType.startsWith("application/apply-patch+yaml") || contentType.includes("yaml")
