@@ -25,11 +25,12 @@ export async function createRedisStorage({
 }: RedisStorageOptions): Promise<Storage> {
   const client = await connectRedis(url, logger);
   const store = new RedisStore(client, { ...storeOptions, prefix });
+  const checkpointer = new RedisCheckpointer(client, { prefix });
   return {
     kind: "redis",
     assistants: new RedisAssistantStore(client, prefix),
-    threads: new RedisThreadStore(client, prefix),
-    checkpointer: new RedisCheckpointer(client, { prefix }),
+    threads: new RedisThreadStore(client, prefix, checkpointer),
+    checkpointer,
     store,
     redis: client,
     // The health check answers within the ping's timeout whether Redis answers or not.

@@ -1,5 +1,6 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { LongTermStore } from "../long-term-store/store.ts";
+import type { CheckpointValuesRef } from "../stream/references.ts";
 import type { RedisClient } from "./redis-client.ts";
 
 /**
@@ -172,6 +173,11 @@ export interface ThreadUpdate {
    */
   status?: ThreadStatus;
   values?: JsonObject | null;
+  /**
+   * The checkpoint whose state `values` are (a run's final values, streamed as that reference):
+   * a store may keep the reference instead of a copy of the state.
+   */
+  values_at?: CheckpointValuesRef;
   interrupts?: Record<string, Interrupt[]>;
   config?: JsonObject;
   /** Set when values/interrupts change. */

@@ -79,7 +79,7 @@ export const STATUS_ORDER: readonly ThreadStatus[] = ["busy", "error", "idle", "
 export type ThreadSortField = ThreadSearch["sort_by"];
 
 /** The numeric part of the sort key; ties (and `thread_id` sorting) fall back to the id. */
-export function threadSortScore(thread: Thread, sortBy: ThreadSortField): number {
+export function threadSortScore(thread: Omit<Thread, "values">, sortBy: ThreadSortField): number {
   switch (sortBy) {
     case "thread_id":
       return 0;

@@ -49,8 +49,11 @@ export function isIndexedMetadataValue(value: unknown): boolean {
   return scalar && JSON.stringify(value).length <= MAX_INDEXED_VALUE_LENGTH;
 }
 
+/** What the indexes read of a record: everything but its values. */
+export type IndexedThread = Omit<Thread, "values">;
+
 /** Index key → the thread's score in it. */
-export function indexEntries(keys: ThreadKeys, thread: Thread): Map<string, number> {
+export function indexEntries(keys: ThreadKeys, thread: IndexedThread): Map<string, number> {
   const entries = new Map<string, number>();
   for (const field of SORT_FIELDS) {
     const score = threadSortScore(thread, field);
@@ -68,7 +71,11 @@ export function indexEntries(keys: ThreadKeys, thread: Thread): Map<string, numb
 export type IndexOp = { key: string; op: "zrem" } | { key: string; op: "zadd"; score: number };
 
 /** The index writes that move a thread from `before` to `after` (either may be absent). */
-export function indexOps(keys: ThreadKeys, before: Thread | undefined, after: Thread | undefined): IndexOp[] {
+export function indexOps(
+  keys: ThreadKeys,
+  before: IndexedThread | undefined,
+  after: IndexedThread | undefined,
+): IndexOp[] {
   const old = before ? indexEntries(keys, before) : new Map<string, number>();
   const next = after ? indexEntries(keys, after) : new Map<string, number>();
   const ops: IndexOp[] = [];

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
+import { RedisCheckpointer } from "../checkpoint/redis.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type { Thread, ThreadSearch } from "../storage/types.ts";
 import { compareThreads, matchesThread } from "./records.ts";
@@ -17,7 +18,7 @@ describe("redis thread search from one index", () => {
 
   beforeAll(async () => {
     client = (await connectTestRedis()) as RedisClient;
-    store = new RedisThreadStore(client, prefix);
+    store = new RedisThreadStore(client, prefix, new RedisCheckpointer(client, { prefix }));
     for (let i = 0; i < 60; i++) threads.push(await store.create({ metadata: { owner: `user-${i % 4}`, n: i } }));
   });
   afterAll(() => client.close());
@@ -60,7 +61,10 @@ describe("redis thread search from one index", () => {
       offset: 1,
       limit: 3,
     });
-    expect(newest).toEqual({ total: owned.length, items: owned.slice(1, 4) });
+    expect({ ...newest, items: newest.items.map((raw) => JSON.parse(raw)) }).toEqual({
+      total: owned.length,
+      items: owned.slice(1, 4),
+    });
     const past = await indexPage(client, index, keys.record(""), {
       sort_by: "created_at",
       sort_order: "asc",

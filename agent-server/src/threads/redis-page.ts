@@ -1,6 +1,6 @@
 import type { RedisClient } from "../storage/redis-client.ts";
 import { RedisScript } from "../storage/redis-script.ts";
-import type { Page, Thread } from "../storage/types.ts";
+import type { Page } from "../storage/types.ts";
 import type { Paging } from "./redis-store.ts";
 
 /**
@@ -34,12 +34,12 @@ export async function indexPage(
   index: string,
   recordPrefix: string,
   paging: Paging,
-): Promise<Page<Thread>> {
+): Promise<Page<string>> {
   const reply = (await INDEX_PAGE_SCRIPT.run(
     client,
     [index],
     [String(paging.offset), String(paging.limit), paging.sort_order === "desc" ? "1" : "0", recordPrefix],
   )) as [number, ...string[]];
   const [total, ...records] = reply;
-  return { items: records.map((raw) => JSON.parse(raw) as Thread), total };
+  return { items: records, total };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { conflict } from "@agentplane/common";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type {
   Page,
@@ -11,7 +12,8 @@ import type {
   ThreadStore,
   ThreadUpdate,
 } from "../storage/types.ts";
-import { applyThreadUpdate, compareThreads, matchesThread, newThread } from "./records.ts";
+import { CheckpointValues } from "../stream/references.ts";
+import { compareThreads, matchesThread, newThread } from "./records.ts";
 import {
   CAS_SCRIPT,
   type CasResult,
@@ -25,6 +27,7 @@ import {
   threadKeys,
 } from "./redis-index.ts";
 import { indexPage } from "./redis-page.ts";
+import { applyStoredUpdate, materialise, type StoredThread, ThreadValues } from "./redis-record.ts";
 
 /** Intersections up to this size are computed whole… */
 const SMALL_INTERSECTION = 2000;
@@ -92,7 +95,8 @@ export async function storedIntersectPage(
  * Threads as JSON strings, with sorted sets as indexes so status, top-level scalar
  * metadata and every sort order page through Redis without reading other threads. Each
  * write is a compare-and-set script over the record and its index entries, so concurrent
- * writers never leave an index pointing at a stale record.
+ * writers never leave an index pointing at a stale record. A run's final values stay in its
+ * checkpoint: the record refers to it (see `redis-record.ts`).
  */
 export class RedisThreadStore implements ThreadStore {
   private readonly client: RedisClient;
@@ -100,18 +104,23 @@ export class RedisThreadStore implements ThreadStore {
   private readonly keys: ThreadKeys;
   /** The run queue's key prefix: every write checks the thread's runs there (status, fencing). */
   private readonly runs: string;
+  private readonly values: ThreadValues;
+  /** The stored text of each thread this store returned: what a write based on it compares against. */
+  private readonly stored = new WeakMap<Thread, string>();
 
-  constructor(client: RedisClient, prefix: string) {
+  /** `checkpointer`: where the values of records that refer to a checkpoint are read. */
+  constructor(client: RedisClient, prefix: string, checkpointer: BaseCheckpointSaver) {
     this.client = client;
     this.prefix = prefix;
     this.keys = threadKeys(prefix);
     this.runs = runQueuePrefix(prefix);
+    this.values = new ThreadValues(new CheckpointValues(checkpointer));
   }
 
   async create(input: ThreadCreate): Promise<Thread> {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const thread = newThread(input, new Date().toISOString());
-      if ((await this.write(thread.thread_id, "", undefined, thread)) === 1) return thread;
+      if ((await this.write(thread.thread_id, "", undefined, thread)) === 1) return this.read(JSON.stringify(thread));
       if (input.if_exists !== "do_nothing") throw conflict("Thread already exists");
       const existing = await this.get(thread.thread_id);
       if (existing) return existing;
@@ -121,7 +130,20 @@ export class RedisThreadStore implements ThreadStore {
 
   async get(threadId: string): Promise<Thread | undefined> {
     const raw = await this.client.get(this.keys.record(threadId));
-    return raw === null ? undefined : (JSON.parse(raw) as Thread);
+    return raw === null ? undefined : this.read(raw);
+  }
+
+  /** The thread a stored record shows, remembered with the record's text. */
+  private async read(raw: string): Promise<Thread> {
+    const thread = await materialise(JSON.parse(raw) as StoredThread, this.values);
+    this.stored.set(thread, raw);
+    return thread;
+  }
+
+  /** The thread after a write: the values written are remembered, not read back. */
+  private written(raw: string, after: StoredThread, update: ThreadUpdate): Promise<Thread> {
+    if (update.values_at && update.values) this.values.remember(update.values_at, update.values);
+    return this.read(raw);
   }
 
   async update(threadId: string, update: ThreadUpdate, current?: Thread): Promise<Thread | undefined> {
@@ -138,18 +160,17 @@ export class RedisThreadStore implements ThreadStore {
    * about them that is wrong (the guess is flipped and the write retried, without a read).
    */
   private async apply(threadId: string, update: ThreadUpdate, current?: Thread, fence?: RunFence) {
-    // A record read from here serialises back to the stored text, which the write compares against.
-    let known = current === undefined ? undefined : JSON.stringify(current);
+    let known = current === undefined ? undefined : this.stored.get(current);
     // A fenced run is ending: most often nothing else is queued behind it.
     let busy = fence ? false : current?.status === "busy";
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const raw = known ?? (await this.client.get(this.keys.record(threadId)));
       known = undefined;
       if (raw === null) return "missing" as const;
-      const before = JSON.parse(raw) as Thread;
-      const after = applyThreadUpdate(before, update, new Date().toISOString(), busy);
+      const before = JSON.parse(raw) as StoredThread;
+      const after = applyStoredUpdate(before, update, new Date().toISOString(), busy);
       const result = await this.write(threadId, raw, before, after, { runs: this.runs, busy, fence });
-      if (result === 1) return after;
+      if (result === 1) return this.written(JSON.stringify(after), after, update);
       if (result === 3) return "lease-lost" as const;
       if (result === 2) {
         busy = !busy;
@@ -163,24 +184,26 @@ export class RedisThreadStore implements ThreadStore {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const raw = await this.client.get(this.keys.record(threadId));
       if (raw === null) return false;
-      if ((await this.write(threadId, raw, JSON.parse(raw) as Thread, undefined)) === 1) return true;
+      if ((await this.write(threadId, raw, JSON.parse(raw) as StoredThread, undefined)) === 1) return true;
     }
     throw new Error(`thread ${threadId} is updated too concurrently`);
   }
 
   async updateIfUnchanged(expected: Thread, update: ThreadUpdate): Promise<Thread | undefined> {
-    const oldJson = JSON.stringify(expected);
+    const oldJson = this.stored.get(expected) ?? JSON.stringify(expected);
+    const before = JSON.parse(oldJson) as StoredThread;
     for (const busy of [expected.status === "busy", expected.status !== "busy"]) {
-      const after = applyThreadUpdate(expected, update, new Date().toISOString(), busy);
-      const result = await this.write(expected.thread_id, oldJson, expected, after, { runs: this.runs, busy });
-      if (result !== 2) return result === 1 ? after : undefined;
+      const after = applyStoredUpdate(before, update, new Date().toISOString(), busy);
+      const result = await this.write(expected.thread_id, oldJson, before, after, { runs: this.runs, busy });
+      if (result !== 2) return result === 1 ? this.written(JSON.stringify(after), after, update) : undefined;
     }
     return undefined;
   }
 
   async deleteIfUnchanged(expected: Thread): Promise<boolean> {
     const guard = { runs: this.runs, busy: false };
-    return (await this.write(expected.thread_id, JSON.stringify(expected), expected, undefined, guard)) === 1;
+    const oldJson = this.stored.get(expected) ?? JSON.stringify(expected);
+    return (await this.write(expected.thread_id, oldJson, JSON.parse(oldJson), undefined, guard)) === 1;
   }
 
   async search(query: ThreadSearch): Promise<Page<Thread>> {
@@ -198,8 +221,8 @@ export class RedisThreadStore implements ThreadStore {
   private async write(
     threadId: string,
     oldJson: string,
-    before?: Thread,
-    after?: Thread,
+    before?: StoredThread,
+    after?: StoredThread,
     guard?: RunGuard,
   ): Promise<CasResult> {
     const newJson = after ? JSON.stringify(after) : "";
@@ -224,7 +247,8 @@ export class RedisThreadStore implements ThreadStore {
     const drivers = ordered.length > 0 ? ordered : [this.keys.sort(sortBy)];
     const [only] = drivers;
     if (paging && only && drivers.length === 1 && filters.every((key) => key === only)) {
-      return indexPage(this.client, only, this.keys.record(""), paging);
+      const page = await indexPage(this.client, only, this.keys.record(""), paging);
+      return { items: await Promise.all(page.items.map((raw) => this.read(raw))), total: page.total };
     }
     const sizes = await Promise.all(drivers.map((key) => this.client.zCard(key)));
     const smallest = sizes.indexOf(Math.min(...sizes));
@@ -279,6 +303,6 @@ export class RedisThreadStore implements ThreadStore {
   private async load(ids: string[]): Promise<Thread[]> {
     if (ids.length === 0) return [];
     const raws = await this.client.mGet(ids.map((id) => this.keys.record(id)));
-    return raws.filter((raw): raw is string => raw !== null).map((raw) => JSON.parse(raw) as Thread);
+    return Promise.all(raws.filter((raw): raw is string => raw !== null).map((raw) => this.read(raw)));
   }
 }

@@ -92,6 +92,8 @@ export async function settleRun(
   const rolledBack = status === "deleted";
   await writer.flush().catch((err) => ctx.logger.error({ err, run_id: run.run_id }, "storing run events failed"));
   let values = result.values;
+  // The checkpoint the run's final values were streamed as: the thread keeps the reference.
+  const outputAt = result.kind === "done" && !rolledBack ? result.outputAt : undefined;
   if (!run.kwargs.temporary) {
     // After a rollback the thread is what its earlier state says (values, pending interrupts).
     const settled = rolledBack ? await rollbackCheckpoints(ctx, run) : result;
@@ -99,6 +101,7 @@ export async function settleRun(
     const update = {
       status: threadStatus(settled),
       ...((rolledBack || (values !== undefined && values !== null)) && { values: values as JsonObject | null }),
+      ...(outputAt && { values_at: outputAt }),
       interrupts: settled.kind === "done" ? settled.interrupts : {},
       state_updated: true,
     };
@@ -110,7 +113,6 @@ export async function settleRun(
   const output = result.kind === "done" && !rolledBack && result.output !== undefined ? result.output : values;
   const outcome: RunOutcome = { status, values: output ?? null, ...(error && { error }) };
   // The log's readers get the values from the checkpoint they were streamed as (`stream/references.ts`).
-  const outputAt = result.kind === "done" && !rolledBack ? result.outputAt : undefined;
   const closing = {
     data: JSON.stringify(outputAt ? { status, values_at: outputAt } : outcome),
     keepSeconds: FINISHED_STREAM_TTL_SECONDS,

@@ -1,0 +1,71 @@
+import type { JsonObject, Thread, ThreadUpdate } from "../storage/types.ts";
+import type { CheckpointValues, CheckpointValuesRef } from "../stream/references.ts";
+import { applyThreadUpdate } from "./records.ts";
+
+/**
+ * A thread as Redis keeps it: without its values when they are a checkpoint's state
+ * (`values_at`, what a run that ended leaves), so a run on a long conversation does not write
+ * the conversation into the record again, nor send it twice in the compare-and-set. Records
+ * with `values` inline (written before this layout, or by state updates and copies) read as they are.
+ */
+export type StoredThread = Omit<Thread, "values"> & { values?: JsonObject | null; values_at?: CheckpointValuesRef };
+
+/** Thread values this process wrote or read, by checkpoint: a checkpoint never changes, so any replica may keep them. */
+const REMEMBERED = 32;
+
+const refKey = (ref: CheckpointValuesRef) =>
+  `${ref.thread_id}\n${ref.checkpoint_ns}\n${ref.checkpoint_id}\n${ref.keys.join("\n")}`;
+
+/** Reads the values a record refers to: from the last few written or read here, else from the checkpoint. */
+export class ThreadValues {
+  readonly #checkpoints: CheckpointValues;
+  readonly #recent = new Map<string, JsonObject>();
+
+  constructor(checkpoints: CheckpointValues) {
+    this.#checkpoints = checkpoints;
+  }
+
+  remember(ref: CheckpointValuesRef, values: JsonObject): void {
+    const key = refKey(ref);
+    this.#recent.delete(key);
+    this.#recent.set(key, values);
+    if (this.#recent.size > REMEMBERED) this.#recent.delete(this.#recent.keys().next().value as string);
+  }
+
+  /** Null when the checkpoint is gone (the thread's checkpoints were deleted meanwhile). */
+  async read(ref: CheckpointValuesRef): Promise<JsonObject | null> {
+    const known = this.#recent.get(refKey(ref));
+    if (known) return known;
+    const json = await this.#checkpoints.json(ref);
+    if (json === undefined) return null;
+    const values = JSON.parse(json) as JsonObject;
+    this.remember(ref, values);
+    return values;
+  }
+}
+
+/** The record after `update`, as stored: a reference replaces inline values and the other way round. */
+export function applyStoredUpdate(
+  record: StoredThread,
+  update: ThreadUpdate,
+  now: string,
+  runsInFlight: boolean,
+): StoredThread {
+  const { values_at: _ref, values: _values, ...rest } = update;
+  const next: StoredThread = applyThreadUpdate(record as Thread, rest, now, runsInFlight);
+  if (update.values_at) {
+    delete next.values;
+    next.values_at = update.values_at;
+  } else if (update.values !== undefined) {
+    delete next.values_at;
+    next.values = update.values;
+  }
+  return next;
+}
+
+/** The thread as the API shows it: values from the record or from the checkpoint it refers to. */
+export async function materialise(record: StoredThread, values: ThreadValues): Promise<Thread> {
+  if (!record.values_at) return { ...record, values: record.values ?? null };
+  const { values_at: ref, ...rest } = record;
+  return { ...rest, values: await values.read(ref) };
+}
