@@ -69,7 +69,7 @@ describe("loadConfig", () => {
   });
 
   it.each([
-    [["start"], {}, /expected command "serve" or "dev", got "start"/],
+    [["start"], {}, /expected command "serve", "dev", "dockerfile" or "build", got "start"/],
     [[], {}, /got nothing/],
     [["dev", "--port", "eighty"], {}, /port must be a number/],
     [["dev", "--port", "70000"], {}, /port must be at most 65535/],

@@ -139,16 +139,20 @@ function parseFlags(argv: string[]) {
 }
 
 export const USAGE = `Usage: agent-server <serve|dev> [--config langgraph.json] [--port 8000] [--host 127.0.0.1]
+       agent-server <dockerfile|build> [options]   (agent-server dockerfile --help)
 
-  serve  production server on Redis (REDIS_URI required)
-  dev    development server with in-memory storage that reloads graphs when project files change`;
+  serve       production server on Redis (REDIS_URI required)
+  dev         development server with in-memory storage that reloads graphs when project files change
+  dockerfile  print or write a Dockerfile for the project's graph image
+  build       generate that Dockerfile and run \`docker build\` (needs Docker)`;
 
 /** Parses `argv` (without node and script) and `env` into a validated config; throws ConfigError. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const { values, positionals } = parseFlags(argv);
   const [command, ...extra] = positionals;
   if (command !== "serve" && command !== "dev") {
-    throw new ConfigError(`expected command "serve" or "dev", got ${command ? `"${command}"` : "nothing"}`);
+    const got = command ? `"${command}"` : "nothing";
+    throw new ConfigError(`expected command "serve", "dev", "dockerfile" or "build", got ${got}`);
   }
   if (extra.length > 0) throw new ConfigError(`unexpected argument "${extra[0]}"`);
   const raw = parseSettings(

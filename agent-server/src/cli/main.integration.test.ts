@@ -193,10 +193,19 @@ export const graph = new StateGraph(State).addNode(${JSON.stringify(node)}, () =
     expect(await server.exit).toBe(0);
   });
 
+  it("--help names every command", async () => {
+    const spawned = spawnCli(["--help"], {});
+    expect(await spawned.exit).toBe(0);
+    expect(spawned.stdout()).toMatch(/^Usage: agent-server <serve\|dev> /);
+    for (const command of ["serve", "dev", "dockerfile", "build"]) {
+      expect(spawned.stdout()).toMatch(new RegExp(`^  ${command} +\\S`, "m"));
+    }
+  });
+
   it.each([
     [["serve", "--config", exampleConfig], {}, /REDIS_URI is required/],
     [["serve", "--port", "x"], { REDIS_URI: "redis://127.0.0.1:1" }, /port must be a number/],
-    [["launch"], {}, /expected command "serve" or "dev"/],
+    [["launch"], {}, /expected command "serve", "dev", "dockerfile" or "build"/],
     [["dev", "--config", "nowhere/langgraph.json", "--port", "0"], {}, /cannot read .*nowhere\/langgraph.json/],
   ])("exits 2 with a one-line message for %j", async (args, env, message) => {
     const spawned = spawnCli(args, env);
