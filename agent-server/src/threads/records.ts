@@ -15,6 +15,9 @@ import type {
 
 /** Pure rules shared by every ThreadStore backend, so memory and Redis answer alike. */
 
+/** A thread without its values (which a Redis record may keep in a checkpoint). */
+export type ThreadFields = Omit<Thread, "values">;
+
 /** A TTL counted from `now`, the thread's latest activity. */
 function ttlFrom(policy: Pick<ThreadTtl, "strategy" | "ttl_minutes">, now: string): ThreadTtl {
   const expiresAt = new Date(Date.parse(now) + policy.ttl_minutes * MINUTE_MS).toISOString();
@@ -62,7 +65,8 @@ export function applyThreadUpdate(thread: Thread, update: ThreadUpdate, now: str
   return next;
 }
 
-export function matchesThread(thread: Thread, filter: ThreadFilter): boolean {
+/** `values` are read only for a `values` filter. */
+export function matchesThread(thread: ThreadFields & { values?: unknown }, filter: ThreadFilter): boolean {
   if (filter.ids && !filter.ids.includes(thread.thread_id)) return false;
   if (filter.status && thread.status !== filter.status) return false;
   if (filter.metadata && !jsonContains(thread.metadata, filter.metadata)) return false;
@@ -79,7 +83,7 @@ export const STATUS_ORDER: readonly ThreadStatus[] = ["busy", "error", "idle", "
 export type ThreadSortField = ThreadSearch["sort_by"];
 
 /** The numeric part of the sort key; ties (and `thread_id` sorting) fall back to the id. */
-export function threadSortScore(thread: Omit<Thread, "values">, sortBy: ThreadSortField): number {
+export function threadSortScore(thread: ThreadFields, sortBy: ThreadSortField): number {
   switch (sortBy) {
     case "thread_id":
       return 0;
@@ -92,7 +96,7 @@ export function threadSortScore(thread: Omit<Thread, "values">, sortBy: ThreadSo
 
 export function compareThreads(sortBy: ThreadSortField, order: ThreadSearch["sort_order"]) {
   const direction = order === "asc" ? 1 : -1;
-  return (a: Thread, b: Thread): number => {
+  return (a: ThreadFields, b: ThreadFields): number => {
     const byScore = threadSortScore(a, sortBy) - threadSortScore(b, sortBy);
     if (byScore !== 0) return byScore * direction;
     return (a.thread_id < b.thread_id ? -1 : a.thread_id > b.thread_id ? 1 : 0) * direction;

@@ -10,6 +10,8 @@ import { threadKeys } from "./redis-index.ts";
 import { RedisThreadStore } from "./redis-store.ts";
 import { toJsonValue } from "./state.ts";
 
+const paging = { limit: 10, offset: 0, sort_by: "created_at", sort_order: "desc" } as const;
+
 const State = Annotation.Root({ ...MessagesAnnotation.spec, topic: Annotation<string> });
 
 /** A chat turn saved by the real checkpointer: its final values as JSON and the reference a run's worker makes of them. */
@@ -65,16 +67,11 @@ describe("redis thread records without values", () => {
 
     const other = replica();
     expect((await other.get(thread.thread_id))?.values).toEqual(turn.values);
-    const page = await other.search({
-      values: { topic: "tides" },
-      metadata: { owner: "a" },
-      limit: 10,
-      offset: 0,
-      sort_by: "created_at",
-      sort_order: "desc",
-    });
+    const page = await other.search({ ...paging, values: { topic: "tides" }, metadata: { owner: "a" } });
     expect(page.items.map((item) => [item.thread_id, item.values])).toEqual([[thread.thread_id, turn.values]]);
     expect(await other.count({ values: { topic: "moons" } })).toBe(0);
+    const byId = await replica().search({ ...paging, ids: [thread.thread_id] });
+    expect(byId.items.map((item) => item.values)).toEqual([turn.values]);
   });
 
   it("reads records written with values inline (the earlier layout) and moves them to a reference", async () => {

@@ -283,26 +283,41 @@ export class RedisThreadStore implements ThreadStore {
     return storedIntersectPage(this.client, `${this.prefix}threads:scratch:${randomUUID()}`, sets, paging);
   }
 
+  /**
+   * Candidates read and checked one by one; values are read from checkpoints only for a `values`
+   * filter, otherwise only for the page returned.
+   */
   private async findByScan(filter: ThreadFilter, filters: string[], paging?: Paging): Promise<Page<Thread>> {
     let ids: string[];
     if (filter.ids) ids = [...new Set(filter.ids)];
     else if (filters.length > 1) ids = await this.client.zInter(filters as [string, ...string[]]);
     else ids = await this.client.zRange(filters[0] ?? this.keys.sort("created_at"), 0, -1);
-    const matching: Thread[] = [];
+    const byValues = Object.keys(filter.values ?? {}).length > 0;
+    const matching: { raw: string; record: StoredThread | Thread }[] = [];
     for (let start = 0; start < ids.length; start += LOAD_CHUNK) {
-      for (const thread of await this.load(ids.slice(start, start + LOAD_CHUNK))) {
-        if (matchesThread(thread, filter)) matching.push(thread);
+      const raws = await this.records(ids.slice(start, start + LOAD_CHUNK));
+      const records = await Promise.all(raws.map((raw) => (byValues ? this.read(raw) : JSON.parse(raw))));
+      for (const [i, record] of records.entries()) {
+        if (matchesThread(record, filter)) matching.push({ raw: raws[i] as string, record });
       }
     }
     if (!paging) return { items: [], total: matching.length };
-    matching.sort(compareThreads(paging.sort_by, paging.sort_order));
-    return { items: matching.slice(paging.offset, paging.offset + paging.limit), total: matching.length };
+    const order = compareThreads(paging.sort_by, paging.sort_order);
+    matching.sort((a, b) => order(a.record, b.record));
+    const page = matching.slice(paging.offset, paging.offset + paging.limit);
+    const items = await Promise.all(page.map(({ raw, record }) => (byValues ? (record as Thread) : this.read(raw))));
+    return { items, total: matching.length };
   }
 
-  /** Records in the order of `ids`, skipping any deleted since the ids were read. */
-  private async load(ids: string[]): Promise<Thread[]> {
+  /** Stored records in the order of `ids`, skipping any deleted since the ids were read. */
+  private async records(ids: string[]): Promise<string[]> {
     if (ids.length === 0) return [];
     const raws = await this.client.mGet(ids.map((id) => this.keys.record(id)));
-    return Promise.all(raws.filter((raw): raw is string => raw !== null).map((raw) => this.read(raw)));
+    return raws.filter((raw): raw is string => raw !== null);
+  }
+
+  /** Threads in the order of `ids`, skipping any deleted since the ids were read. */
+  private async load(ids: string[]): Promise<Thread[]> {
+    return Promise.all((await this.records(ids)).map((raw) => this.read(raw)));
   }
 }
