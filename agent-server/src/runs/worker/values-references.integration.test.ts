@@ -107,4 +107,30 @@ describe("values events stored as checkpoint references", () => {
       waited,
     ]);
   });
+
+  it("leaves the thread record a reference to the run's checkpoint; every replica shows the values", async () => {
+    const thread = await worker.client.threads.create({ metadata: { case: "record-ref" } });
+    const waited = await worker.client.runs.wait(thread.thread_id, "private_notes", { input: { question: "r" } });
+    const record = JSON.parse((await redis.get(`${prefix}thread:${thread.thread_id}`)) as string);
+    expect(record).not.toHaveProperty("values");
+    expect(record.values_at.thread_id).toBe(thread.thread_id);
+    for (const server of [worker, reader]) {
+      expect((await server.client.threads.get(thread.thread_id)).values).toEqual(waited);
+      const found = await server.client.threads.search({
+        values: { answer: "re: r" },
+        metadata: { case: "record-ref" },
+      });
+      expect(found.map((item) => [item.thread_id, item.values])).toEqual([[thread.thread_id, waited]]);
+    }
+    for (const server of [worker, reader])
+      expect((await server.client.threads.copy(thread.thread_id)).values).toEqual(waited);
+    // A state update writes values that no run streamed: they are kept inline again.
+    await reader.client.threads.updateState(thread.thread_id, { values: { answer: "edited" }, asNode: "reply" });
+    const after = JSON.parse((await redis.get(`${prefix}thread:${thread.thread_id}`)) as string);
+    expect(after).not.toHaveProperty("values_at");
+    expect(after.values).toMatchObject({ question: "r", answer: "edited" });
+    for (const server of [worker, reader]) {
+      expect((await server.client.threads.get(thread.thread_id)).values).toEqual(after.values);
+    }
+  });
 });
