@@ -147,6 +147,11 @@ describe.skipIf(missing.length > 0 || process.platform !== "linux")(
       expect(result.stdout).toMatch(/NAME\s+REVISION\s+STATUS/);
       // `kubectl logs deployment/…`: the agent server's start-up lines, through pods/log.
       expect(result.stdout).toMatch(/Agent server: http:\/\/127\.0\.0\.1:\d+/);
+      // `kubectl describe agentdeployments`, and `kubectl create` of built-ins (protobuf bodies).
+      expect(result.stdout).toMatch(/^Kind:\s+AgentDeployment$/m);
+      expect(result.stdout).toContain("namespace/scratch created");
+      expect(result.stdout).toContain("secret/my-keys created");
+      expect(result.stdout).toMatch(/OPENAI_API_KEY:\s+10 bytes/);
       const { id } = JSON.parse(readFileSync(join(dir, "deployment.json"), "utf8"));
       expect((await api("GET", `/v2/deployments/${id}`)).status).toBe(404);
     }, 300_000);
