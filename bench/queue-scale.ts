@@ -173,9 +173,9 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     }
     // Per-round ratios to the 1,000-deep queue, as medians: each round's machine speed cancels out.
     const ratios = new Map<number, { claim: number[]; scrape: number[] }>();
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let pass = 0; pass < ROUNDS; pass++) {
       const medians = new Map<number, { claim: number; scrape: number }>();
-      for (const queue of round % 2 === 0 ? queues : [...queues].reverse()) {
+      for (const queue of pass % 2 === 0 ? queues : [...queues].reverse()) {
         const claims: number[] = [];
         const scrapes: number[] = [];
         await queue.measureClaims(CLAIMS_PER_ROUND, claims);
