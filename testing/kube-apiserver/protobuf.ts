@@ -88,7 +88,8 @@ function mapEntry(field: WireField): [string, Buffer] {
   return [text(key), value?.bytes ?? Buffer.alloc(0)];
 }
 
-function decodeMessage(bytes: Buffer, schema: Schema, kind: string): Record<string, unknown> {
+/** `path` (`Namespace.status`) names the message in errors. */
+function decodeMessage(bytes: Buffer, schema: Schema, path: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const field of readFields(bytes)) {
     const known = schema[field.field];
@@ -97,7 +98,7 @@ function decodeMessage(bytes: Buffer, schema: Schema, kind: string): Record<stri
       throw new KubeError(
         415,
         "UnsupportedMediaType",
-        `the test server does not decode field ${field.field} of ${kind} from protobuf; send it as JSON (kubectl apply -f)`,
+        `the test server does not decode field ${field.field} of ${path} from protobuf; send it as JSON (kubectl apply -f)`,
       );
     }
     const [name, type] = known;
@@ -111,10 +112,10 @@ function decodeMessage(bytes: Buffer, schema: Schema, kind: string): Record<stri
       map[key] = type === "bytesMap" ? value.toString("base64") : value.toString("utf8");
       out[name] = map;
     } else if ("message" in type) {
-      const message = decodeMessage(field.bytes ?? Buffer.alloc(0), type.message, kind);
+      const message = decodeMessage(field.bytes ?? Buffer.alloc(0), type.message, `${path}.${name}`);
       if (Object.keys(message).length > 0) out[name] = message;
     } else {
-      const item = decodeMessage(field.bytes ?? Buffer.alloc(0), type.messages, kind);
+      const item = decodeMessage(field.bytes ?? Buffer.alloc(0), type.messages, `${path}.${name}`);
       out[name] = [...((out[name] as unknown[]) ?? []), item];
     }
   }
