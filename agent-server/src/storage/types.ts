@@ -225,7 +225,8 @@ export interface ThreadStore {
   /**
    * `update` and `delete` that act only while the stored record is still `expected` (as read),
    * for work that must not touch a thread written meanwhile (TTL sweeps); undefined / false when
-   * it changed or is gone. `deleteIfUnchanged` also leaves a thread with a run in flight alone.
+   * it changed or is gone; a run started or ended since counts as a change, and
+   * `deleteIfUnchanged` leaves a thread with a run in flight alone.
    */
   updateIfUnchanged(expected: Thread, update: ThreadUpdate): Promise<Thread | undefined>;
   deleteIfUnchanged(expected: Thread): Promise<boolean>;

@@ -72,8 +72,11 @@ export class MemoryThreadStore implements ThreadStore {
     return this.threads.delete(threadId);
   }
 
+  /** Runs that started or ended since `expected` was read count as a change too. */
   async updateIfUnchanged(expected: Thread, update: ThreadUpdate): Promise<Thread | undefined> {
-    return this.isStored(expected) ? this.update(expected.thread_id, update) : undefined;
+    const busy = this.runs?.busy(expected.thread_id) ?? false;
+    if (!this.isStored(expected) || busy !== (expected.status === "busy")) return undefined;
+    return this.update(expected.thread_id, update);
   }
 
   async deleteIfUnchanged(expected: Thread): Promise<boolean> {

@@ -189,15 +189,14 @@ export class RedisThreadStore implements ThreadStore {
     throw new Error(`thread ${threadId} is updated too concurrently`);
   }
 
+  /** Runs that started or ended since `expected` was read count as a change too. */
   async updateIfUnchanged(expected: Thread, update: ThreadUpdate): Promise<Thread | undefined> {
     const oldJson = this.stored.get(expected) ?? JSON.stringify(expected);
     const before = JSON.parse(oldJson) as StoredThread;
-    for (const busy of [expected.status === "busy", expected.status !== "busy"]) {
-      const after = applyStoredUpdate(before, update, new Date().toISOString(), busy);
-      const result = await this.write(expected.thread_id, oldJson, before, after, { runs: this.runs, busy });
-      if (result !== 2) return result === 1 ? this.written(JSON.stringify(after), after, update) : undefined;
-    }
-    return undefined;
+    const busy = expected.status === "busy";
+    const after = applyStoredUpdate(before, update, new Date().toISOString(), busy);
+    const result = await this.write(expected.thread_id, oldJson, before, after, { runs: this.runs, busy });
+    return result === 1 ? this.written(JSON.stringify(after), after, update) : undefined;
   }
 
   async deleteIfUnchanged(expected: Thread): Promise<boolean> {

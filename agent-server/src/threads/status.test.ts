@@ -85,6 +85,14 @@ describe.each(["redis", "memory"] as const)("thread status and the run queue (%s
     expect(await storage.threads.deleteIfUnchanged(thread)).toBe(true);
   });
 
+  it("the TTL sweeper's conditional prune mark fails once a run started since the thread was read", async () => {
+    const thread = await storage.threads.create({});
+    await enqueue("r1", thread.thread_id);
+    expect(await storage.threads.updateIfUnchanged(thread, { ttl_applied: true })).toBeUndefined();
+    await backend.store.cancel("r1", "rollback");
+    expect(await storage.threads.updateIfUnchanged(thread, { ttl_applied: true })).toBeDefined();
+  });
+
   it("a run is not enqueued on a thread deleted since the run was built", async () => {
     const thread = await storage.threads.create({});
     await storage.threads.delete(thread.thread_id);
