@@ -32,6 +32,9 @@ const STUDIO_USER: AuthUser = {
 
 const authOfRequest = new WeakMap<ExpressRequest, RequestAuth>();
 
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as PromiseLike<unknown> | null)?.then === "function";
+
 /** The authenticated user of a request and the project's handlers; undefined without custom auth. */
 export function requestAuth(req: ExpressRequest): RequestAuth | undefined {
   return authOfRequest.get(req);
@@ -72,21 +75,37 @@ export function authenticateRequests(
   const authenticate = auth["~handlerCache"].authenticate;
   const studio = settings.studioAuth && apiKeysChecked;
   const docsPublic = !settings.authenticateDocs;
-  return async (req, res, next) => {
+  return (req, res, next) => {
     if (req.method === "OPTIONS" || isPublic(req.method, req.path, docsPublic)) return next();
     if (studio && req.get("x-auth-scheme") === "langsmith") {
       authOfRequest.set(req, new RequestAuth({ ...STUDIO_USER, permissions: [] }, auth));
       return next();
     }
     if (!authenticate) return next();
-    try {
-      authOfRequest.set(req, new RequestAuth(normalizeUser(await authenticate(authenticateRequest(req))), auth));
-      next();
-    } catch (error) {
+    const refuse = (error: unknown) => {
       const rejection = AuthRejection.from(error);
       for (const [name, value] of Object.entries(rejection.headers)) res.setHeader(name, value);
       next(rejection);
+    };
+    const admit = (result: unknown) => {
+      let user: AuthUser;
+      try {
+        user = normalizeUser(result);
+      } catch (error) {
+        return refuse(error);
+      }
+      authOfRequest.set(req, new RequestAuth(user, auth));
+      next();
+    };
+    let result: unknown;
+    try {
+      result = authenticate(authenticateRequest(req));
+    } catch (error) {
+      return refuse(error);
     }
+    // An authenticate that answers at once (a token checked in memory) costs no promise and no tick.
+    if (isThenable(result)) result.then(admit, refuse);
+    else admit(result);
   };
 }
 
