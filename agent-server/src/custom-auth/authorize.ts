@@ -104,14 +104,37 @@ export function normalizeUser(result: unknown): AuthUser {
   throw new AuthRejection(401, "authenticate must return a string or an object with a string identity");
 }
 
+type Callbacks = Record<string, AuthHandler | undefined>;
+const NO_CALLBACKS: Callbacks = {};
+
+interface ResolvedHandler {
+  handler: AuthHandler;
+  resource: AuthResource;
+  action: string;
+}
+
+/**
+ * Each `Auth`'s handler per event, found on the event's first use rather than on every request.
+ * `on(...)` runs while the project's module loads, before the server takes any request.
+ */
+const resolvedHandlers = new WeakMap<Callbacks, Map<AuthEvent, ResolvedHandler | null>>();
+
 /** The handler for an event: the most specific of `resource:action`, `resource`, `*:action`, `*`. */
-function handlerFor(callbacks: Record<string, AuthHandler | undefined>, event: AuthEvent): AuthHandler | undefined {
-  const [resource, action] = event.split(":");
-  for (const key of [event, resource, `*:${action}`, "*"]) {
-    const handler = callbacks[key as string];
-    if (handler) return handler;
+function handlerFor(callbacks: Callbacks, event: AuthEvent): ResolvedHandler | null {
+  let byEvent = resolvedHandlers.get(callbacks);
+  if (!byEvent) {
+    byEvent = new Map();
+    resolvedHandlers.set(callbacks, byEvent);
   }
-  return undefined;
+  let resolved = byEvent.get(event);
+  if (resolved === undefined) {
+    const [resource, action] = event.split(":") as [AuthResource, string];
+    const key = [event, resource, `*:${action}`, "*"].find((candidate) => callbacks[candidate]);
+    const handler = key === undefined ? undefined : callbacks[key];
+    resolved = handler ? { handler, resource, action } : null;
+    byEvent.set(event, resolved);
+  }
+  return resolved;
 }
 
 /**
@@ -121,11 +144,11 @@ function handlerFor(callbacks: Record<string, AuthHandler | undefined>, event: A
  */
 export class RequestAuth {
   readonly user: AuthUser;
-  readonly #callbacks: Record<string, AuthHandler | undefined>;
+  readonly #callbacks: Callbacks;
 
   constructor(user: AuthUser, auth: ProjectAuth) {
     this.user = user;
-    this.#callbacks = auth["~handlerCache"].callbacks ?? {};
+    this.#callbacks = auth["~handlerCache"].callbacks ?? NO_CALLBACKS;
   }
 
   get permissions(): string[] {
@@ -139,9 +162,9 @@ export class RequestAuth {
    * `HTTPException`, 401 when it throws anything else.
    */
   async authorize(event: AuthEvent, value: object): Promise<AuthFilter | undefined> {
-    const handler = handlerFor(this.#callbacks, event);
-    if (!handler) return undefined;
-    const [resource, action] = event.split(":") as [AuthResource, string];
+    const resolved = handlerFor(this.#callbacks, event);
+    if (!resolved) return undefined;
+    const { handler, resource, action } = resolved;
     let result: unknown;
     try {
       result = await handler({ event, resource, action, value, user: this.user, permissions: this.permissions });
