@@ -70,6 +70,10 @@ describe("redis thread records without values", () => {
     const page = await other.search({ ...paging, values: { topic: "tides" }, metadata: { owner: "a" } });
     expect(page.items.map((item) => [item.thread_id, item.values])).toEqual([[thread.thread_id, turn.values]]);
     expect(await other.count({ values: { topic: "moons" } })).toBe(0);
+    // A filter on a list reads it from the checkpoint; one on other values, from the reference.
+    expect(await replica().count({ values: { messages: turn.values.messages as JsonObject } })).toBe(1);
+    expect(await replica().count({ values: { messages: [] } })).toBe(0);
+    expect(await replica().count({ values: { absent: null } })).toBe(0);
     const byId = await replica().search({ ...paging, ids: [thread.thread_id] });
     expect(byId.items.map((item) => item.values)).toEqual([turn.values]);
   });

@@ -63,6 +63,17 @@ export function applyStoredUpdate(
   return next;
 }
 
+/**
+ * The record's values as far as a filter on `keys` reads them, without reading the checkpoint
+ * when the reference holds all of those inline (keys that are no non-empty list, or absent);
+ * undefined when the checkpoint must be read.
+ */
+export function filterableValues(record: StoredThread, keys: string[]): JsonObject | null | undefined {
+  const ref = record.values_at;
+  if (!ref) return record.values ?? null;
+  return keys.every((key) => key in ref.inline || !ref.keys.includes(key)) ? ref.inline : undefined;
+}
+
 /** The thread as the API shows it: values from the record or from the checkpoint it refers to. */
 export async function materialise(record: StoredThread, values: ThreadValues): Promise<Thread> {
   if (!record.values_at) return { ...record, values: record.values ?? null };

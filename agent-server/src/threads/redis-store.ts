@@ -13,7 +13,7 @@ import type {
   ThreadUpdate,
 } from "../storage/types.ts";
 import { CheckpointValues } from "../stream/references.ts";
-import { compareThreads, matchesThread, newThread } from "./records.ts";
+import { compareThreads, matchesThread, newThread, type ThreadFields } from "./records.ts";
 import {
   CAS_SCRIPT,
   type CasResult,
@@ -27,7 +27,7 @@ import {
   threadKeys,
 } from "./redis-index.ts";
 import { indexPage } from "./redis-page.ts";
-import { applyStoredUpdate, materialise, type StoredThread, ThreadValues } from "./redis-record.ts";
+import { applyStoredUpdate, filterableValues, materialise, type StoredThread, ThreadValues } from "./redis-record.ts";
 
 /** Intersections up to this size are computed whole… */
 const SMALL_INTERSECTION = 2000;
@@ -283,19 +283,25 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   /**
-   * Candidates read and checked one by one; values are read from checkpoints only for a `values`
-   * filter, otherwise only for the page returned.
+   * Candidates read and checked one by one; values are read from checkpoints only for a
+   * `values` filter on lists (messages), otherwise only for the page returned.
    */
   private async findByScan(filter: ThreadFilter, filters: string[], paging?: Paging): Promise<Page<Thread>> {
     let ids: string[];
     if (filter.ids) ids = [...new Set(filter.ids)];
     else if (filters.length > 1) ids = await this.client.zInter(filters as [string, ...string[]]);
     else ids = await this.client.zRange(filters[0] ?? this.keys.sort("created_at"), 0, -1);
-    const byValues = Object.keys(filter.values ?? {}).length > 0;
-    const matching: { raw: string; record: StoredThread | Thread }[] = [];
+    const valueKeys = Object.keys(filter.values ?? {});
+    const candidate = async (raw: string) => {
+      const record = JSON.parse(raw) as StoredThread;
+      if (valueKeys.length === 0) return record;
+      const values = filterableValues(record, valueKeys);
+      return values === undefined ? this.read(raw) : { ...record, values };
+    };
+    const matching: { raw: string; record: ThreadFields }[] = [];
     for (let start = 0; start < ids.length; start += LOAD_CHUNK) {
       const raws = await this.records(ids.slice(start, start + LOAD_CHUNK));
-      const records = await Promise.all(raws.map((raw) => (byValues ? this.read(raw) : JSON.parse(raw))));
+      const records = await Promise.all(raws.map(candidate));
       for (const [i, record] of records.entries()) {
         if (matchesThread(record, filter)) matching.push({ raw: raws[i] as string, record });
       }
@@ -304,8 +310,7 @@ export class RedisThreadStore implements ThreadStore {
     const order = compareThreads(paging.sort_by, paging.sort_order);
     matching.sort((a, b) => order(a.record, b.record));
     const page = matching.slice(paging.offset, paging.offset + paging.limit);
-    const items = await Promise.all(page.map(({ raw, record }) => (byValues ? (record as Thread) : this.read(raw))));
-    return { items, total: matching.length };
+    return { items: await Promise.all(page.map(({ raw }) => this.read(raw))), total: matching.length };
   }
 
   /** Stored records in the order of `ids`, skipping any deleted since the ids were read. */
