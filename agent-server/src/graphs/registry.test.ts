@@ -70,6 +70,19 @@ describe("ProjectGraphRegistry", () => {
     // Annotation states are read from the types in a worker: schemas-static.integration.test.ts.
   });
 
+  it("answers schemas without waiting on the types with the runtime's description", async () => {
+    const registry = await load(join(fixtures, "langgraph.json"), persistence());
+    const parent = await registry.schemasWithoutWaiting("parent");
+    expect(parent.state_schema).toMatchObject({ type: "object", properties: { topic: { type: "string" } } });
+    // An Annotation state before its types are read: the channel list.
+    const messages = await registry.schemasWithoutWaiting("messages");
+    expect(messages.input_schema).toEqual({
+      type: "object",
+      title: "State",
+      properties: { messages: { langgraph_type: "messages" } },
+    });
+  });
+
   it("reports broken projects in one line", async () => {
     const loadContent = (content: unknown) => load(writeProject(content), persistence());
     await expect(load("/nonexistent/langgraph.json", persistence())).rejects.toThrow(ProjectError);

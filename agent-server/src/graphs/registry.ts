@@ -104,16 +104,21 @@ export class ProjectGraphRegistry implements GraphRegistry {
     return attachPersistence(graph, this.persistence);
   }
 
-  private get schemaSources(): SchemaSources {
+  /** Where schemas come from; without `waitForTypes`, only the TypeScript types already read. */
+  private schemaSources(waitForTypes: boolean): SchemaSources {
     const { staticSchemas } = this.loaded;
     return {
       importPackage: (specifier) => this.importShared(specifier),
-      staticSchemas: (graphId) => staticSchemas.get(graphId),
+      staticSchemas: async (graphId) => (waitForTypes ? staticSchemas.get(graphId) : staticSchemas.settled(graphId)),
     };
   }
 
   async schemas(graphId: string, graph?: AnyCompiledGraph): Promise<GraphSchemas> {
-    return deriveGraphSchemas(graphId, graph ?? (await this.get(graphId)), this.schemaSources);
+    return deriveGraphSchemas(graphId, graph ?? (await this.get(graphId)), this.schemaSources(true));
+  }
+
+  async schemasWithoutWaiting(graphId: string): Promise<GraphSchemas> {
+    return deriveGraphSchemas(graphId, await this.get(graphId), this.schemaSources(false));
   }
 
   subgraphSchemas(
@@ -122,6 +127,6 @@ export class ProjectGraphRegistry implements GraphRegistry {
     namespace: string | undefined,
     recurse: boolean,
   ): Promise<Record<string, GraphSchemas>> {
-    return deriveSubgraphSchemas(graphId, graph, this.schemaSources, namespace, recurse);
+    return deriveSubgraphSchemas(graphId, graph, this.schemaSources(true), namespace, recurse);
   }
 }

@@ -32,7 +32,9 @@ describe("StaticSchemaCache", () => {
       );
       const first = cache.get("messages");
       expect(cache.get("messages")).toBe(first);
+      expect(cache.settled("messages")).toBeUndefined();
       const schemas = await first;
+      expect(cache.settled("messages")).toBe(schemas);
       expect(Object.keys(schemas ?? {})).toEqual(["messages"]);
       expect(schemas?.messages?.state).toMatchObject({
         type: "object",

@@ -75,6 +75,7 @@ export class StaticSchemaCache {
   readonly #log: StaticSchemaLog;
   readonly #timeoutMs: number;
   readonly #cache = new Map<string, Promise<StaticGraphSchemas | undefined>>();
+  readonly #settled = new Map<string, StaticGraphSchemas | undefined>();
 
   constructor(sources: Map<string, GraphSourceFile>, log: StaticSchemaLog, timeoutMs = schemaTimeoutMs()) {
     this.#sources = sources;
@@ -87,8 +88,14 @@ export class StaticSchemaCache {
     if (!schemas) {
       schemas = this.#extract(graphId);
       this.#cache.set(graphId, schemas);
+      void schemas.then((read) => this.#settled.set(graphId, read));
     }
     return schemas;
+  }
+
+  /** The schemas already read, without starting or waiting on an extraction (`undefined` until then). */
+  settled(graphId: string): StaticGraphSchemas | undefined {
+    return this.#settled.get(graphId);
   }
 
   async #extract(graphId: string): Promise<StaticGraphSchemas | undefined> {

@@ -29,6 +29,12 @@ export interface GraphRegistry {
    * the graph when it describes itself (zod, `StateSchema`), else from its TypeScript types.
    */
   schemas(graphId: string, graph?: AnyCompiledGraph): Promise<GraphSchemas>;
+  /**
+   * The schemas `schemas()` gives once the TypeScript types are read; until then (reading them
+   * takes seconds of CPU) the graph's runtime description, down to its channel list. Never starts
+   * or waits on reading the types: for listings that answer at once, like MCP's tools.
+   */
+  schemasWithoutWaiting(graphId: string): Promise<GraphSchemas>;
   /** Schemas of the subgraphs of `graph` (a build of `graphId`) under `namespace`. */
   subgraphSchemas(
     graphId: string,

@@ -35,7 +35,8 @@ export async function assistantTools(
     let name = toolName(assistant.name);
     if (taken.has(name)) name = toolName(`${name.slice(0, 27)}_${assistant.assistant_id}`);
     taken.add(name);
-    const schema = (await ctx.graphs.schemas(assistant.graph_id)).input_schema;
+    // Listing must answer at once: reading a project's TypeScript types takes seconds of CPU.
+    const schema = (await ctx.graphs.schemasWithoutWaiting(assistant.graph_id)).input_schema;
     tools.push({
       name,
       description:

@@ -41,6 +41,7 @@ export function echoGraphRegistry(storage: Storage): GraphRegistry {
       return graph;
     },
     schemas: (graphId, built) => deriveGraphSchemas(graphId, built ?? graph, schemaSources),
+    schemasWithoutWaiting: (graphId) => deriveGraphSchemas(graphId, graph, schemaSources),
     subgraphSchemas: (graphId, built, namespace, recurse) =>
       deriveSubgraphSchemas(graphId, built, schemaSources, namespace, recurse),
     // This graph is imported normally, so it shares the server's module instances.
