@@ -336,12 +336,28 @@ describe("thread-centric protocol over WebSockets", () => {
     });
     const respond = { id: 5, method: "input.respond", params: { interrupt_id: "x", response: 1 } };
     expect(await command(socket, frames, respond, 5)).toMatchObject({ type: "error", id: 5 });
+    // Nested beyond the HTTP body limits: refused before parsing, the socket stays open.
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    expect(await command(socket, frames, deep, null)).toMatchObject({
+      type: "error",
+      error: "invalid_argument",
+      detail: [expect.objectContaining({ loc: ["body"], type: "json_too_complex" })],
+    });
+    const wide = `{"id":6,"method":"run.start","params":{${Array.from({ length: 20_000 }, (_, i) => `"k${i}":0`).join(",")}}}`;
+    expect(await command(socket, frames, wide, null)).toMatchObject({ type: "error", error: "invalid_argument" });
     expect(socket.readyState).toBe(WebSocket.OPEN);
     // Idle, it is kept alive with pings.
     let pings = 0;
     socket.on("ping", () => pings++);
     await expect.poll(() => pings, { timeout: 3000 }).toBeGreaterThanOrEqual(2);
     socket.close();
+
+    // A message over the body limit is refused by ws itself: the socket is closed with 1009.
+    const BODY_LIMIT_BYTES = 10 * 1024 * 1024; // the default BODY_LIMIT, which is the socket's maxPayload
+    const big = await openSocket(a, randomUUID());
+    const closed = new Promise<number>((resolve) => big.socket.on("close", (code) => resolve(code)));
+    big.socket.send(JSON.stringify({ id: 1, method: "run.start", params: { input: "x".repeat(BODY_LIMIT_BYTES) } }));
+    expect(await closed).toBe(1009);
 
     const badId = new WebSocket(socketUrl(a, "not-a-uuid"), { headers: { "x-api-key": KEY } });
     const status = await new Promise<number>((resolve) => {

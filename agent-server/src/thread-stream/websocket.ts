@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { RequestAuth } from "../custom-auth/authorize.ts";
 import { requestAuth } from "../custom-auth/module.ts";
 import { forwardedHeaders } from "../http/configurable-headers.ts";
+import { jsonLimitProblem } from "../http/json-limits.ts";
 import type { RunService } from "../runs/service.ts";
 import type { RunEventLog } from "../stream/event-log.ts";
 import type { ThreadService } from "../threads/service.ts";
@@ -111,6 +112,11 @@ class ProtocolSocket {
     ws.on("pong", () => {
       this.#lastHeard = Date.now();
     });
+    // A frame over maxPayload, bad UTF-8 or a protocol violation: ws closes the socket with the
+    // matching code (1009, 1007, 1002) and then emits this, which would crash the process unheard.
+    ws.on("error", (error) => {
+      this.#deps.logger.info({ err: error, thread_id: threadId }, "protocol socket closed on a bad frame");
+    });
     ws.on("close", () => {
       this.#subscriptions.clear();
       this.#pump?.controller.abort();
@@ -150,10 +156,18 @@ class ProtocolSocket {
   }
 
   async #handle(data: RawData): Promise<void> {
+    // Text or binary frames alike: with ws's default binaryType, a whole message as one Buffer.
+    const bytes = data as Buffer;
+    // The same depth and width limits as HTTP bodies, before JSON.parse and zod recurse into it.
+    const problem = jsonLimitProblem(bytes);
+    if (problem) {
+      const detail = [{ loc: ["body"], msg: problem, type: "json_too_complex" }];
+      await this.#send({ type: "error", id: null, error: "invalid_argument", message: problem, detail });
+      return;
+    }
     let payload: unknown;
     try {
-      // Text or binary frames alike: with ws's default binaryType, a whole message as one Buffer.
-      payload = JSON.parse((data as Buffer).toString("utf8"));
+      payload = JSON.parse(bytes.toString("utf8"));
     } catch {
       await this.#send({ type: "error", id: null, error: "invalid_argument", message: "A command must be JSON." });
       return;
