@@ -35,7 +35,10 @@ import { uiModule } from "./ui/module.ts";
  * reaches runs through it. This is the one place services are handed to the modules using them.
  */
 export function defaultModules(
-  options: { crons?: Pick<CronsModuleOptions, "onStep" | "scheduleRules">; runs?: RunsModule } = {},
+  options: {
+    crons?: Pick<CronsModuleOptions, "onStep" | "scheduleRules" | "settings" | "now">;
+    runs?: RunsModule;
+  } = {},
 ): ServerModule[] {
   const metrics = new ServerMetrics();
   const tracing = tracingModule();
@@ -45,7 +48,17 @@ export function defaultModules(
       callbacks: tracing.callbacks,
       onRunExecuted: (status, seconds) => metrics.recordRun(status, seconds),
     });
-  const threads = threadsModule({ onDelete: (threadId) => runs.service().deleteThreadRuns(threadId) });
+  const crons = cronsModule(runs.service, {
+    ...options.crons,
+    onError: metrics.redisErrorCounter("crons"),
+    onClaim: (won) => metrics.cronClaims.inc({ outcome: won ? "won" : "lost" }),
+  });
+  const threads = threadsModule({
+    onDelete: async (threadId) => {
+      await runs.service().deleteThreadRuns(threadId);
+      await crons.deleteThreadCrons(threadId);
+    },
+  });
   const assistants = assistantsModule(threads.service);
   return [
     // First, so it stops last: the traces of the runs that finish during shutdown are sent.
@@ -63,11 +76,7 @@ export function defaultModules(
     // Runs before threads, so they stop after it: the TTL sweeper deletes threads with their runs.
     runs,
     threads,
-    cronsModule(runs.service, {
-      ...options.crons,
-      onError: metrics.redisErrorCounter("crons"),
-      onClaim: (won) => metrics.cronClaims.inc({ outcome: won ? "won" : "lost" }),
-    }),
+    crons,
     threadStreamModule({ runs: runs.service, events: runs.events, threads: threads.service, settings: runs.settings }),
     storeApiModule(),
     mcpModule(runs.service, assistants.service),

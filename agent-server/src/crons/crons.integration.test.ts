@@ -6,7 +6,7 @@ import { type ExtensionTestServer, startExtensionServer } from "../long-term-sto
 import { runsModule } from "../runs/module.ts";
 import { eventually } from "../runs/testing/wait.ts";
 import { defaultModules } from "../server.ts";
-import { type CronsModule, cronsModule } from "./module.ts";
+import type { CronsModule } from "./module.ts";
 import { cronRunId } from "./service.ts";
 
 /** A local webhook receiver that answers with `status` (or never, when `hang`). */
@@ -49,13 +49,15 @@ describe("crons on Redis (one process, injected clock)", () => {
     const runs = runsModule({
       settings: { leaseMs: 1500, maxAttempts: 3, pollMs: 200, heartbeatMs: 1000, stallMs: 60_000 },
     });
-    crons = cronsModule(runs.service, {
-      // the test ticks by hand
-      settings: { tickMs: 60_000, misfireGraceMs: 60_000, leaseMs: 10_000 },
-      now: () => clock,
+    const modules = defaultModules({
+      runs,
+      crons: {
+        // the test ticks by hand
+        settings: { tickMs: 60_000, misfireGraceMs: 60_000, leaseMs: 10_000 },
+        now: () => clock,
+      },
     });
-    // Every module that uses runs must get this runs module; only the crons module is swapped.
-    const modules = defaultModules({ runs }).map((module) => (module.name === "crons" ? crons : module));
+    crons = modules.find((module) => module.name === "crons") as CronsModule;
     app = await startExtensionServer(testRedisUrl(), {
       prefix: uniquePrefix("crons"),
       modules,
@@ -275,6 +277,18 @@ describe("crons on Redis (one process, injected clock)", () => {
       [cronRunId(kept.cron_id, slot), cronRunId(kept.cron_id, next)].sort(),
     );
     await client.crons.delete(cron.cron_id);
+    await client.crons.delete(kept.cron_id);
+  });
+
+  it("deleting a thread deletes its crons at once, not when they next fire", async () => {
+    const { client } = app;
+    const [thread, other] = [await client.threads.create(), await client.threads.create()];
+    const doomed = await client.crons.createForThread(thread.thread_id, "adder", { schedule: "0 0 1 1 *", input: {} });
+    const kept = await client.crons.createForThread(other.thread_id, "adder", { schedule: "0 0 1 1 *", input: {} });
+    await client.threads.delete(thread.thread_id);
+    expect((await fetch(`${app.url}/runs/crons/${doomed.cron_id}`)).status).toBe(404);
+    expect(await client.crons.search({ threadId: thread.thread_id })).toEqual([]);
+    expect((await getCron(kept.cron_id)).next_run_date).not.toBeNull();
     await client.crons.delete(kept.cron_id);
   });
 

@@ -27,6 +27,11 @@ export interface CronsModule extends ServerModule {
   /** Available once the module started. */
   service(): CronService;
   scheduler(): CronScheduler;
+  /**
+   * Deletes the crons of a thread that was deleted. A no-op while the module is stopped (a TTL
+   * sweep during shutdown): such a cron is deleted when it next fires and finds no thread.
+   */
+  deleteThreadCrons(threadId: string): Promise<void>;
 }
 
 /**
@@ -44,6 +49,7 @@ export function cronsModule(runs: () => RunService, options: CronsModuleOptions 
     name: "crons",
     service: () => get().service,
     scheduler: () => get().scheduler,
+    deleteThreadCrons: async (threadId) => started?.service.deleteThreadCrons(threadId),
     async start(ctx: ServerContext) {
       const { storage } = ctx.config;
       const redis = ctx.storage.redis;

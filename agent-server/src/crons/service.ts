@@ -205,6 +205,12 @@ export class CronService {
     if (!(await this.#store.delete(cronId))) throw notFound(`Cron ${cronId} not found`);
   }
 
+  /** Deletes every cron of `threadId` (the thread was deleted); `fire` deletes one created meanwhile. */
+  async deleteThreadCrons(threadId: string): Promise<void> {
+    const crons = (await this.#store.all()).filter((cron) => cron.thread_id === threadId);
+    await Promise.all(crons.map((cron) => this.#store.delete(cron.cron_id)));
+  }
+
   /**
    * Starts the run of one claimed slot: on the cron's thread (multitask per payload, default
    * enqueue), or on a new thread that is deleted afterwards unless `on_run_completed: keep`.
