@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { RedisScript } from "../storage/redis-script.ts";
 import type { Thread, ThreadStatus } from "../storage/types.ts";
 import { type ThreadSortField, threadSortScore } from "./records.ts";
@@ -107,14 +108,17 @@ export type CasResult = 0 | 1 | 2 | 3;
 
 /**
  * Compare-and-set of the record plus its index writes, atomically, optionally guarded by the
- * thread's runs. KEYS[1] is the record, KEYS[2..] the index keys; ARGV = expected old JSON
- * ('' = absent), new JSON ('' = delete), thread id, run queue prefix ('' = no guard), required
+ * thread's runs. KEYS[1] is the record, KEYS[2..] the index keys; ARGV = the SHA-1 (hex) of
+ * the expected old JSON ('' = absent: sending the digest, not the record, halves what a write
+ * sends), new JSON ('' = delete), thread id, run queue prefix ('' = no guard), required
  * busy ('1' | '0' | '' = either), fenced run id and attempt ('' = none), then per index key its
  * op and score.
  */
 export const CAS_SCRIPT = new RedisScript(`
-local current = redis.call('GET', KEYS[1]) or ''
-if current ~= ARGV[1] then return 0 end
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '' then
+  if current then return 0 end
+elseif not current or redis.sha1hex(current) ~= ARGV[1] then return 0 end
 local id, runs, fence = ARGV[3], ARGV[4], ARGV[6]
 if runs ~= '' then
   local active = redis.call('GET', runs..'ta:'..id)
@@ -140,9 +144,10 @@ export function casArguments(
   ops: IndexOp[],
   guard?: RunGuard,
 ): { keys: string[]; args: string[] } {
+  const expected = oldJson === "" ? "" : createHash("sha1").update(oldJson).digest("hex");
   const busy = guard?.busy === undefined ? "" : guard.busy ? "1" : "0";
   const fence = guard?.fence;
-  const args = [oldJson, newJson, threadId, guard?.runs ?? "", busy, fence?.runId ?? "", String(fence?.attempt ?? "")];
+  const args = [expected, newJson, threadId, guard?.runs ?? "", busy, fence?.runId ?? "", String(fence?.attempt ?? "")];
   for (const op of ops) args.push(op.op, op.op === "zadd" ? String(op.score) : "");
   return { keys: [keys.record(threadId), ...ops.map((op) => op.key)], args };
 }

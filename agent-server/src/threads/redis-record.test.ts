@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { RedisCheckpointer } from "../checkpoint/redis.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
-import type { JsonObject } from "../storage/types.ts";
+import type { JsonObject, Thread } from "../storage/types.ts";
 import type { CheckpointValuesRef } from "../stream/references.ts";
 import { threadKeys } from "./redis-index.ts";
 import { RedisThreadStore } from "./redis-store.ts";
@@ -119,5 +119,10 @@ describe("redis thread records without values", () => {
     expect(final?.metadata).toEqual(Object.fromEntries(writers.map((_, i) => [`k${i}`, i])));
     expect(final?.values).toEqual(turn.values);
     expect((await stored(thread.thread_id)).values_at).toEqual(turn.values_at);
+    // The script compares the digest of the record the writer expects: a stale one is refused.
+    expect(await store.updateIfUnchanged(stale as Thread, { metadata: { late: true } })).toBeUndefined();
+    expect(await store.deleteIfUnchanged(stale as Thread)).toBe(false);
+    const current = (await store.get(thread.thread_id)) as Thread;
+    expect(await store.updateIfUnchanged(current, { metadata: { late: true } })).toBeDefined();
   });
 });

@@ -190,6 +190,7 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   /** Runs that started or ended since `expected` was read count as a change too. */
+  /** `expected` as this store returned it; any other copy compares as inline JSON (unchanged only for such records). */
   async updateIfUnchanged(expected: Thread, update: ThreadUpdate): Promise<Thread | undefined> {
     const oldJson = this.stored.get(expected) ?? JSON.stringify(expected);
     const before = JSON.parse(oldJson) as StoredThread;
