@@ -23,8 +23,8 @@ export function sharedWithWorkspace(annotations: Record<string, string> | undefi
  * wiring (the operator sets PORT, REDIS_URI and AGENTPLANE_API_KEYS_FILE; AGENTPLANE_API_KEYS would
  * plant a key that outlives the grant it came from), how Node loads code, the agent server's process
  * settings, and the names the LangSmith reference reserves. Per-deployment tuning the agent server
- * documents for tenants (LOG_LEVEL, CORS_ALLOW_ORIGINS, OTEL_*, LANGSMITH_TRACING, run/cron/store
- * limits) stays settable; control-plane/src/deployments/pod-policy.test.ts checks that every name the
+ * documents for tenants (LOG_LEVEL, CORS_ALLOW_ORIGINS, OTEL_*, LANGSMITH_TRACING, WEBHOOK_ALLOWED_HOSTS,
+ * run/cron/store limits) stays settable; control-plane/src/deployments/pod-policy.test.ts checks that every name the
  * agent server reads is one or the other.
  */
 const RESERVED_ENV_NAMES: ReadonlySet<string> = new Set([

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
+import { parseQuantity } from "@agentplane/crds";
 import type { ResourceType } from "./resources.ts";
 import type { FieldError } from "./schema-validation.ts";
 import type { KubeObject } from "./store.ts";
@@ -66,33 +67,6 @@ const forbidden = (field: string, message: string): FieldError => ({
   reason: "FieldValueInvalid",
   message: `Forbidden: ${message}`,
 });
-
-const SUFFIXES: Record<string, number> = {
-  "": 1,
-  m: 1e-3,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
-/** A resource.Quantity as a number (precise enough to compare requests with limits). */
-export function parseQuantity(value: unknown): number | undefined {
-  if (typeof value === "number") return value;
-  if (typeof value !== "string") return undefined;
-  const match = /^([+-]?[0-9.]+)(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?)$/.exec(value);
-  if (!match) return undefined;
-  const base = Number(match[1]) * (match[2] ? 10 ** Number(match[2].slice(1)) : 1);
-  return Number.isFinite(base) ? base * (SUFFIXES[match[3] ?? ""] ?? 1) : undefined;
-}
 
 /** IANA_SVC_NAME: what a container port's name must be (a Service's targetPort refers to it). */
 export function portNameErrors(field: string, name: string): FieldError[] {

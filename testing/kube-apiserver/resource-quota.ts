@@ -1,6 +1,6 @@
+import { parseQuantity } from "@agentplane/crds";
 import type { KubeApi } from "./api.ts";
 import { onNamespaceChanges } from "./controller-loop.ts";
-import { parseQuantity } from "./kube-validation.ts";
 import type { KubeObject } from "./store.ts";
 
 /**

@@ -49,6 +49,10 @@ const TENANT_SETTINGS = new Set([
   "STREAM_HEARTBEAT_MS",
   "STREAM_STALL_TIMEOUT_MS",
   "POOLED_RANDOM_VALUES",
+  "LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS",
+  // internal webhook receivers: the deployment's own graph code can reach the same network anyway;
+  // egress is the administrator's to restrict (docs/security.md)
+  "WEBHOOK_ALLOWED_HOSTS",
   // the project's own LangGraph configuration
   "LANGGRAPH_CONFIG",
   // the process environment in general, not settings of the agent server

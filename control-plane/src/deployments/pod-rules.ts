@@ -1,5 +1,10 @@
 import type { ValidationIssue } from "@agentplane/common";
-import { isReservedMetadataKey, RESERVED_METADATA_DOMAINS, RESERVED_NAME_PREFIX } from "@agentplane/crds";
+import {
+  isReservedMetadataKey,
+  parseQuantity,
+  RESERVED_METADATA_DOMAINS,
+  RESERVED_NAME_PREFIX,
+} from "@agentplane/crds";
 
 /**
  * The rules of a deployment's pod fields that span several fields (the per-field allow-list is
@@ -90,31 +95,6 @@ export function podFieldIssues(spec: PodFields, loc: Loc): ValidationIssue[] {
   return issues;
 }
 
-const QUANTITY_SCALE: Record<string, number> = {
-  "": 1,
-  m: 1e-3,
-  k: 1e3,
-  K: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
-/** A quantity the schema accepted, as a number (to compare a request with its limit). */
-function quantityValue(quantity: string): number {
-  const match = /^([0-9.]+)(?:[eE]([0-9]+)|([a-zA-Z]*))$/.exec(quantity);
-  if (!match) return Number.NaN;
-  return Number(match[1]) * (match[2] ? 10 ** Number(match[2]) : (QUANTITY_SCALE[match[3] ?? ""] ?? Number.NaN));
-}
-
 /**
  * What Kubernetes itself refuses in a container (pkg/apis/core/validation), checked here so the user
  * gets a 422 naming the field instead of a revision that fails later: port names are IANA service
@@ -139,7 +119,7 @@ function containerIssues(container: PolicyContainerFields, at: Loc): ValidationI
   for (const [resource, request] of Object.entries(container.resources?.requests ?? {})) {
     const limit = limits[resource];
     if (request === undefined || limit === undefined) continue;
-    if (quantityValue(request) > quantityValue(limit)) {
+    if ((parseQuantity(request) ?? Number.NaN) > (parseQuantity(limit) ?? Number.NaN)) {
       issues.push(
         issue(
           [...at, "resources", "requests", resource],
