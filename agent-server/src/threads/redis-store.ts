@@ -141,9 +141,9 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   /** The thread after a write: the values written are remembered, not read back. */
-  private written(raw: string, after: StoredThread, update: ThreadUpdate): Promise<Thread> {
+  private written(after: StoredThread, update: ThreadUpdate): Promise<Thread> {
     if (update.values_at && update.values) this.values.remember(update.values_at, update.values);
-    return this.read(raw);
+    return this.read(JSON.stringify(after));
   }
 
   async update(threadId: string, update: ThreadUpdate, current?: Thread): Promise<Thread | undefined> {
@@ -170,7 +170,7 @@ export class RedisThreadStore implements ThreadStore {
       const before = JSON.parse(raw) as StoredThread;
       const after = applyStoredUpdate(before, update, new Date().toISOString(), busy);
       const result = await this.write(threadId, raw, before, after, { runs: this.runs, busy, fence });
-      if (result === 1) return this.written(JSON.stringify(after), after, update);
+      if (result === 1) return this.written(after, update);
       if (result === 3) return "lease-lost" as const;
       if (result === 2) {
         busy = !busy;
@@ -189,15 +189,17 @@ export class RedisThreadStore implements ThreadStore {
     throw new Error(`thread ${threadId} is updated too concurrently`);
   }
 
-  /** Runs that started or ended since `expected` was read count as a change too. */
-  /** `expected` as this store returned it; any other copy compares as inline JSON (unchanged only for such records). */
+  /**
+   * Runs that started or ended since `expected` was read count as a change too. `expected` as
+   * this store returned it; any other copy compares as inline JSON (unchanged only for such records).
+   */
   async updateIfUnchanged(expected: Thread, update: ThreadUpdate): Promise<Thread | undefined> {
     const oldJson = this.stored.get(expected) ?? JSON.stringify(expected);
     const before = JSON.parse(oldJson) as StoredThread;
     const busy = expected.status === "busy";
     const after = applyStoredUpdate(before, update, new Date().toISOString(), busy);
     const result = await this.write(expected.thread_id, oldJson, before, after, { runs: this.runs, busy });
-    return result === 1 ? this.written(JSON.stringify(after), after, update) : undefined;
+    return result === 1 ? this.written(after, update) : undefined;
   }
 
   async deleteIfUnchanged(expected: Thread): Promise<boolean> {
