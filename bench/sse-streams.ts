@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Agent, type ClientRequest, request } from "node:http";
-import { connect, type Socket } from "node:net";
-import { inspector, rss } from "../agent-server/src/runs/testing/memory.ts";
+import { inspector, pausedReader, rss } from "../agent-server/src/runs/testing/memory.ts";
 import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
 import { round } from "./support/measure.ts";
 import { call, processCpuSeconds } from "./support/run-load.ts";
@@ -52,20 +51,6 @@ function join(server: ServerProcess, path: string): Promise<ClientRequest> {
     });
     req.on("error", reject);
     req.end();
-  });
-}
-
-/** A raw HTTP client that sends the request and then never reads: its kernel buffers fill and stay full. */
-function pausedReader(server: ServerProcess, path: string): Promise<Socket> {
-  const { hostname, port } = new URL(server.url);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) });
-    socket.pause();
-    socket.once("error", reject);
-    socket.once("connect", () => {
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
-      resolve(socket);
-    });
   });
 }
 
@@ -125,7 +110,7 @@ async function pausedReaders(server: ServerProcess, agent: Agent, devtools: Devt
   // A full read first, so what one stream allocates on its way is in the baseline.
   const streamBytes = (await call(agent, `${server.url}${path}`, "GET")).text.length;
   const before = await heldBytes(server, devtools);
-  const readers = await Promise.all(Array.from({ length: PAUSED_READERS }, () => pausedReader(server, path)));
+  const readers = await Promise.all(Array.from({ length: PAUSED_READERS }, () => pausedReader(server.url, path)));
   try {
     await sleep(PAUSED_SETTLE_MS);
     return { growthMib: ((await heldBytes(server, devtools)) - before) / MiB, streamMib: streamBytes / MiB };

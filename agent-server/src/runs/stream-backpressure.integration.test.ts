@@ -1,24 +1,10 @@
-import { connect, type Socket } from "node:net";
+import { type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
-import { inspector, rss } from "./testing/memory.ts";
+import { inspector, pausedReader, rss } from "./testing/memory.ts";
 import { type ServerProcess, spawnServer } from "./testing/process.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A raw HTTP client that sends the request and then never reads: its kernel buffers fill and stay full. */
-function pausedReader(url: string, path: string): Promise<Socket> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) });
-    socket.pause();
-    socket.once("error", reject);
-    socket.once("connect", () => {
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
-      resolve(socket);
-    });
-  });
-}
 
 /** Everything the server sends on `socket` until it closes the connection. */
 function readToClose(socket: Socket): Promise<number> {

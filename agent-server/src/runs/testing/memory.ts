@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
 import type { ServerProcess } from "./process.ts";
 
 /** A process's resident memory, in bytes (what the machine actually gives it). */
@@ -33,4 +34,18 @@ export async function inspector(server: ServerProcess): Promise<{ collect(): Pro
       }),
     close: () => socket.close(),
   };
+}
+
+/** A raw HTTP client that sends the request and then never reads: its kernel buffers fill and stay full. */
+export function pausedReader(url: string, path: string): Promise<Socket> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    socket.pause();
+    socket.once("error", reject);
+    socket.once("connect", () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
+      resolve(socket);
+    });
+  });
 }
