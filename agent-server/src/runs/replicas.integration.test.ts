@@ -93,12 +93,26 @@ describe("replicas on one Redis", () => {
       await doomed.kill();
       const survivor = await start(prefix, { N_WORKERS: "1" });
 
+      // Joined while the killed attempt's events are the log: they come, then attempt 2's marker.
+      const live = await collect(survivor.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" }));
+      const attempts = (items: typeof live) =>
+        items.filter((e) => e.event === "metadata").map((e) => (e.data as { attempt: number }).attempt);
+      // (Only [2] when the survivor claimed the run before this join reached it.)
+      expect([[1, 2], [2]]).toContainEqual(attempts(live));
+      // Joined afterwards (from the start, or resumed at an id of the dropped attempt): the
+      // killed attempt's events were dropped when the retry started, only attempt 2's remain.
       const events = await collect(
         survivor.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" }),
       );
-      expect(events.filter((e) => e.event === "metadata").map((e) => (e.data as { attempt: number }).attempt)).toEqual([
-        1, 2,
-      ]);
+      expect(attempts(events)).toEqual([2]);
+      expect(events[0]).toMatchObject({ event: "metadata", data: { attempt: 2 } });
+      expect(events.map((e) => e.id)).toEqual(
+        live.slice(live.findLastIndex((e) => e.event === "metadata")).map((e) => e.id),
+      );
+      const resumed = await collect(
+        survivor.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "0" }),
+      );
+      expect(resumed.map((e) => e.id)).toEqual(events.map((e) => e.id));
       const finished = await survivor.client.runs.get(thread.thread_id, run.run_id);
       expect(finished.status).toBe("success");
       const state = await survivor.client.threads.getState<StepsValues>(thread.thread_id);

@@ -37,6 +37,12 @@ export interface RunEventLog {
    * holds less than `maxBytes` plus one event. A page that is short of both limits is all there is.
    */
   range(runId: string, afterId: number, count: number, maxBytes?: number): Promise<LoggedEvent[]>;
+  /**
+   * Starts a retried attempt: appends `marker` (its `metadata` event) and drops every earlier
+   * entry in one step, so the log holds only this attempt's events. Ids keep increasing: a reader
+   * from -1 starts at the marker, one that was reading the failed attempt gets the marker next.
+   */
+  startAttempt(runId: string, marker: NewEvent): Promise<void>;
   /** The last event, to tell whether the stream has ended. */
   last(runId: string): Promise<LoggedEvent | undefined>;
   delete(runIds: string[]): Promise<void>;
@@ -59,6 +65,14 @@ for i = 3, #ARGV, 3 do
 end
 if ARGV[1] ~= '' then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 redis.call('PUBLISH', KEYS[1], ARGV[2])
+return 1
+`);
+
+/** Appends the marker of a retried attempt and trims every entry before it. KEYS: the stream. ARGV: event, data. */
+const START_ATTEMPT_SCRIPT = new RedisScript(`
+local id = redis.call('XADD', KEYS[1], '0-*', 'event', ARGV[1], 'data', ARGV[2])
+redis.call('XTRIM', KEYS[1], 'MINID', id)
+redis.call('PUBLISH', KEYS[1], '${APPENDED}')
 return 1
 `);
 
@@ -148,6 +162,10 @@ export class RedisRunEventLog implements RunEventLog {
     const args = [`(0-${afterId + 1}`, String(count), String(maxBytes), String(REFERENCE_PAGE_BYTES)];
     const page = (await RANGE_SCRIPT.run(this.#redis, [this.#key(runId)], args)) as [string, string, string, string][];
     return page.map(([id, event, data, ref]) => logged(id, event, data, ref));
+  }
+
+  async startAttempt(runId: string, marker: NewEvent): Promise<void> {
+    await START_ATTEMPT_SCRIPT.run(this.#redis, [this.#key(runId)], [marker.event, marker.data]);
   }
 
   async last(runId: string): Promise<LoggedEvent | undefined> {

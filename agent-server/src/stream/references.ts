@@ -116,6 +116,10 @@ export class MaterialisingRunEventLog implements RunEventLog {
     return Promise.all(kept.map((event) => this.#materialise(event)));
   }
 
+  startAttempt(runId: string, marker: NewEvent): Promise<void> {
+    return this.#log.startAttempt(runId, marker);
+  }
+
   async last(runId: string): Promise<LoggedEvent | undefined> {
     const event = await this.#log.last(runId);
     return event && this.#materialise(event);

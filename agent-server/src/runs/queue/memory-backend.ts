@@ -255,7 +255,7 @@ class MemoryRunEventLog implements RunEventLog {
 
   async append(runId: string, events: { event: string; data: string }[], expireSeconds?: number): Promise<void> {
     const log = this.#logs.get(runId) ?? [];
-    for (const event of events) log.push({ id: log.length, ...event });
+    for (const event of events) log.push({ id: (log.at(-1)?.id ?? -1) + 1, ...event });
     this.#logs.set(runId, log);
     if (expireSeconds !== undefined) setTimeout(() => this.#logs.delete(runId), expireSeconds * 1000).unref();
     this.#signals.emit(
@@ -267,12 +267,20 @@ class MemoryRunEventLog implements RunEventLog {
   async range(runId: string, afterId: number, count: number, maxBytes = Infinity): Promise<LoggedEvent[]> {
     const page: LoggedEvent[] = [];
     let budget = maxBytes;
-    for (const event of (this.#logs.get(runId) ?? []).slice(afterId + 1, afterId + 1 + count)) {
+    // Ids start after the entries a retried attempt dropped (`startAttempt`).
+    const log = this.#logs.get(runId) ?? [];
+    for (const event of log.filter(({ id }) => id > afterId).slice(0, count)) {
       page.push(event);
       budget -= event.data.length;
       if (budget <= 0) break;
     }
     return page;
+  }
+
+  async startAttempt(runId: string, marker: { event: string; data: string }): Promise<void> {
+    await this.append(runId, [marker]);
+    const log = this.#logs.get(runId) ?? [];
+    this.#logs.set(runId, log.slice(-1));
   }
 
   async last(runId: string): Promise<LoggedEvent | undefined> {

@@ -196,7 +196,10 @@ export class RunWorkerPool {
     const { store, events } = this.#backend;
     const startedAt = new Date().toISOString();
     const writer = new RunEventWriter(events, run.run_id);
-    writer.push("metadata", { run_id: run.run_id, attempt });
+    const metadata = { run_id: run.run_id, attempt };
+    // A retry replaces the failed attempt's events: joiners never take them for the run's.
+    if (attempt > 1) await events.startAttempt(run.run_id, { event: "metadata", data: JSON.stringify(metadata) });
+    else writer.push("metadata", metadata);
     // The thread's status is `busy` from the write that followed the enqueue (the store derives it).
     const thread = created ?? (await this.#options.threads.find(run.thread_id));
     if (!thread) {
