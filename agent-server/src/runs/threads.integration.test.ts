@@ -53,7 +53,7 @@ describe.each([
 
   const count = (events: StreamEvent[], name: string) => events.filter((event) => event.event === name).length;
 
-  it("state and history metadata carry the run's context and each node's writes, never the API key", async () => {
+  it("state and history metadata carry the run's context and each node's writes, never the API key or headers", async () => {
     const client = new Client({
       apiUrl: server.url,
       defaultHeaders: { "x-api-key": "key-that-must-not-leak", "x-request-source": "tests" },
@@ -75,13 +75,14 @@ describe.each([
       user_id: "user-1",
       team: "blue",
       created_by: "system",
-      "x-request-source": "tests",
       source: "loop",
       step: 1,
       parents: {},
       writes: { call_model: { messages: [{ type: "ai", content: "You said: hi" }] } },
     });
     expect(JSON.stringify(state.metadata)).not.toContain("key-that-must-not-leak");
+    // Headers reach a run only when `http.configurable_headers` lists them (http/configurable-headers.test.ts).
+    expect(state.metadata).not.toHaveProperty("x-request-source");
     const history = await client.threads.getHistory(thread.thread_id);
     expect(history.map((item) => item.metadata?.step)).toEqual([1, 0, -1]);
     expect(history.map((item) => item.metadata?.writes)).toEqual([
