@@ -47,7 +47,14 @@ describe("crons on Redis (one process, injected clock)", () => {
 
   beforeAll(async () => {
     const runs = runsModule({
-      settings: { leaseMs: 1500, maxAttempts: 3, pollMs: 200, heartbeatMs: 1000, stallMs: 60_000 },
+      settings: {
+        leaseMs: 1500,
+        maxAttempts: 3,
+        pollMs: 200,
+        heartbeatMs: 1000,
+        stallMs: 60_000,
+        maxLoggedEvents: 100_000,
+      },
     });
     const modules = defaultModules({
       runs,

@@ -29,7 +29,7 @@ export interface RunsModule extends ServerModule {
   settings: RunSettings;
 }
 
-function openBackend(ctx: ServerContext): Promise<RunBackend> | RunBackend {
+function openBackend(ctx: ServerContext, settings: RunSettings): Promise<RunBackend> | RunBackend {
   const { storage } = ctx.config;
   if (storage.kind === "redis") {
     // Its own connection: sharing the storage one was no faster in `make bench` (within its noise).
@@ -37,11 +37,12 @@ function openBackend(ctx: ServerContext): Promise<RunBackend> | RunBackend {
       url: storage.url,
       prefix: runQueuePrefix(storage.prefix),
       threadKey: threadKeys(storage.prefix).record,
+      maxLoggedEvents: settings.maxLoggedEvents,
       logger: ctx.logger,
     });
   }
   const { threads } = ctx.storage;
-  return createMemoryRunBackend(threads instanceof MemoryThreadStore ? threads : undefined);
+  return createMemoryRunBackend(threads instanceof MemoryThreadStore ? threads : undefined, settings.maxLoggedEvents);
 }
 
 /**
@@ -64,7 +65,7 @@ export function runsModule(options: RunsModuleOptions = {}): RunsModule {
     },
     settings,
     async start(ctx) {
-      const opened = await openBackend(ctx);
+      const opened = await openBackend(ctx, settings);
       // Root values events are logged as references to the checkpoints that hold the same state.
       const checkpointValues = new CheckpointValues(ctx.storage.checkpointer);
       const backend = { ...opened, events: new MaterialisingRunEventLog(opened.events, checkpointValues) };

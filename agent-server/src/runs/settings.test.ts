@@ -10,6 +10,7 @@ describe("runSettingsFromEnv", () => {
       pollMs: 1000,
       heartbeatMs: 5000,
       stallMs: 60_000,
+      maxLoggedEvents: 100_000,
     });
   });
 
@@ -20,6 +21,7 @@ describe("runSettingsFromEnv", () => {
       RUN_POLL_MS: "50",
       STREAM_HEARTBEAT_MS: "250",
       STREAM_STALL_TIMEOUT_MS: "3000",
+      RUN_EVENT_LOG_MAX_EVENTS: "500",
     };
     expect(runSettingsFromEnv(env)).toEqual({
       leaseMs: 2000,
@@ -27,6 +29,7 @@ describe("runSettingsFromEnv", () => {
       pollMs: 50,
       heartbeatMs: 250,
       stallMs: 3000,
+      maxLoggedEvents: 500,
     });
   });
 
@@ -37,6 +40,7 @@ describe("runSettingsFromEnv", () => {
       RUN_POLL_MS: "10",
       STREAM_HEARTBEAT_MS: "100",
       STREAM_STALL_TIMEOUT_MS: "100",
+      RUN_EVENT_LOG_MAX_EVENTS: "100",
     };
     expect(runSettingsFromEnv(low)).toEqual({
       leaseMs: 100,
@@ -44,6 +48,7 @@ describe("runSettingsFromEnv", () => {
       pollMs: 10,
       heartbeatMs: 100,
       stallMs: 100,
+      maxLoggedEvents: 100,
     });
     const high = {
       RUN_LEASE_MS: "3600000",
@@ -51,6 +56,7 @@ describe("runSettingsFromEnv", () => {
       RUN_POLL_MS: "60000",
       STREAM_HEARTBEAT_MS: "60000",
       STREAM_STALL_TIMEOUT_MS: "3600000",
+      RUN_EVENT_LOG_MAX_EVENTS: "100000000",
     };
     expect(runSettingsFromEnv(high)).toEqual({
       leaseMs: 3_600_000,
@@ -58,6 +64,7 @@ describe("runSettingsFromEnv", () => {
       pollMs: 60_000,
       heartbeatMs: 60_000,
       stallMs: 3_600_000,
+      maxLoggedEvents: 100_000_000,
     });
   });
 
@@ -71,6 +78,7 @@ describe("runSettingsFromEnv", () => {
     ["RUN_POLL_MS", "soon", "RUN_POLL_MS must be a number"],
     ["STREAM_HEARTBEAT_MS", "60001", "STREAM_HEARTBEAT_MS must be at most 60000"],
     ["STREAM_STALL_TIMEOUT_MS", "99", "STREAM_STALL_TIMEOUT_MS must be at least 100"],
+    ["RUN_EVENT_LOG_MAX_EVENTS", "99", "RUN_EVENT_LOG_MAX_EVENTS must be at least 100"],
     // An empty variable is not "unset": it reads as 0 and is refused, rather than silently defaulted.
     ["RUN_LEASE_MS", "", "RUN_LEASE_MS must be at least 100"],
   ])("refuses %s=%j with a ConfigError naming the variable", (name, value, message) => {

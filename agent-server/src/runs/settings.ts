@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { integerSetting, parseSettings } from "../config.ts";
+import { DEFAULT_MAX_LOGGED_EVENTS } from "../stream/event-log.ts";
 
 /** Tuning of the run queue and streams, from the environment (defaults suit production). */
 export interface RunSettings {
@@ -16,6 +17,8 @@ export interface RunSettings {
    * (STREAM_STALL_TIMEOUT_MS); until then its stream waits, holding one event.
    */
   stallMs: number;
+  /** Most entries one run's event log keeps; the oldest are dropped beyond it (RUN_EVENT_LOG_MAX_EVENTS). */
+  maxLoggedEvents: number;
 }
 
 const RunSettingsSchema = z.object({
@@ -24,6 +27,7 @@ const RunSettingsSchema = z.object({
   pollMs: integerSetting("RUN_POLL_MS", 10, 60_000),
   heartbeatMs: integerSetting("STREAM_HEARTBEAT_MS", 100, 60_000),
   stallMs: integerSetting("STREAM_STALL_TIMEOUT_MS", 100, 3_600_000),
+  maxLoggedEvents: integerSetting("RUN_EVENT_LOG_MAX_EVENTS", 100, 100_000_000),
 });
 
 /** Throws ConfigError (the CLI exits with code 2) for invalid values. */
@@ -36,6 +40,7 @@ export function runSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSet
       pollMs: env.RUN_POLL_MS ?? 1000,
       heartbeatMs: env.STREAM_HEARTBEAT_MS ?? 5000,
       stallMs: env.STREAM_STALL_TIMEOUT_MS ?? 60_000,
+      maxLoggedEvents: env.RUN_EVENT_LOG_MAX_EVENTS ?? DEFAULT_MAX_LOGGED_EVENTS,
     },
     "run settings",
   );

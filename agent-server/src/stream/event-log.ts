@@ -55,13 +55,14 @@ const APPENDED = "1";
 const ENDED = "end";
 
 /**
- * Appends in one call. KEYS: the run's stream (also its channel name). ARGV: seconds to keep the
- * log ('' to leave its expiry alone), the notification, then each event's name, field (`data`
- * or `ref`) and value.
+ * Appends in one call, trimming the oldest entries beyond about `maxEvents` (`MAXLEN ~`: Redis
+ * drops whole stream nodes, so a log may hold up to one node, 100 entries, more). KEYS: the run's
+ * stream (also its channel name). ARGV: seconds to keep the log ('' to leave its expiry alone),
+ * the notification, the entry cap, then each event's name, field (`data` or `ref`) and value.
  */
 const APPEND_SCRIPT = new RedisScript(`
-for i = 3, #ARGV, 3 do
-  redis.call('XADD', KEYS[1], '0-*', 'event', ARGV[i], ARGV[i + 1], ARGV[i + 2])
+for i = 4, #ARGV, 3 do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '0-*', 'event', ARGV[i], ARGV[i + 1], ARGV[i + 2])
 end
 if ARGV[1] ~= '' then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 redis.call('PUBLISH', KEYS[1], ARGV[2])
@@ -123,19 +124,30 @@ const toLogged = (entries: StreamEntries): LoggedEvent[] =>
   entries.map(({ id, message }) => logged(id, message.event ?? "", message.data ?? "null", message.ref));
 
 /**
+ * Most entries a run's log keeps by default (RUN_EVENT_LOG_MAX_EVENTS): a run streaming tokens
+ * emits about one event per token, so this is a very long run; at a few hundred bytes an event
+ * (large states are stored as references) it bounds a log to tens of MB of Redis.
+ */
+export const DEFAULT_MAX_LOGGED_EVENTS = 100_000;
+
+/**
  * A Redis Stream per run (`ev:<run id>`) with entry ids `0-1`, `0-2`, … so the SSE id is the
- * sequence number; appends publish on a channel of the same name for readers to wake up.
+ * sequence number; appends publish on a channel of the same name for readers to wake up. Each
+ * append trims the log to about `maxEvents` entries, dropping the oldest (see `stream/reader.ts`
+ * for what a reader of the dropped ones gets).
  */
 export class RedisRunEventLog implements RunEventLog {
   readonly #redis: RedisClient;
   readonly #subscriber: RedisClient;
   readonly #prefix: string;
+  readonly #maxEvents: number;
 
   /** `subscriber` is a dedicated connection in subscribe mode. */
-  constructor(redis: RedisClient, subscriber: RedisClient, prefix: string) {
+  constructor(redis: RedisClient, subscriber: RedisClient, prefix: string, maxEvents = DEFAULT_MAX_LOGGED_EVENTS) {
     this.#redis = redis;
     this.#subscriber = subscriber;
     this.#prefix = prefix;
+    this.#maxEvents = maxEvents;
   }
 
   #key(runId: string): string {
@@ -145,7 +157,7 @@ export class RedisRunEventLog implements RunEventLog {
   async append(runId: string, events: NewEvent[], expireSeconds?: number): Promise<void> {
     if (events.length === 0) return;
     const notification = events.some(({ event }) => event === END_EVENT) ? ENDED : APPENDED;
-    const args = [expireSeconds === undefined ? "" : String(expireSeconds), notification];
+    const args = [expireSeconds === undefined ? "" : String(expireSeconds), notification, String(this.#maxEvents)];
     for (const entry of events) {
       if (entry.ref) args.push(entry.event, "ref", entry.ref);
       else args.push(entry.event, "data", entry.data);

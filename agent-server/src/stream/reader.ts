@@ -21,9 +21,25 @@ const PAGE = 500;
  */
 const PAGE_BYTES = 1 << 18;
 
+/** `error` of the event a reader gets in place of events its log no longer holds. */
+export const EVENTS_DROPPED = "EventsDropped";
+
+/**
+ * Stands in for the events after `afterId` that the log dropped (its entry cap) before `first`,
+ * the oldest it holds: an `error` event (with the id before `first`, so resuming from it reads
+ * on without a gap), after which reading continues from `first`. A log that starts at a retried
+ * attempt's marker (`metadata`, see `RunEventLog.startAttempt`) dropped nothing a client needs.
+ */
+function droppedBefore(first: LoggedEvent, afterId: number): LoggedEvent | undefined {
+  if (first.id <= afterId + 1 || first.event === "metadata") return undefined;
+  const message = `Events ${afterId + 1} to ${first.id - 1} of this stream were dropped (its log keeps only the latest events); continuing from event ${first.id}`;
+  return { id: first.id - 1, event: "error", data: JSON.stringify({ error: EVENTS_DROPPED, message }) };
+}
+
 /**
  * The events of a run from `afterId` on, live: waits for appends (from any process) and ends
- * after the `__end__` entry, which it yields too so callers can read the run's result.
+ * after the `__end__` entry, which it yields too so callers can read the run's result. Where
+ * the log no longer holds the events asked for, an `error` event says so first (`droppedBefore`).
  */
 export async function* readRunEvents(
   log: RunEventLog,
@@ -42,6 +58,8 @@ export async function* readRunEvents(
     while (!signal.aborted) {
       appended = false;
       const events = await log.range(runId, after, PAGE, PAGE_BYTES);
+      const dropped = events[0] && droppedBefore(events[0], after);
+      if (dropped) yield dropped;
       let bytes = 0;
       for (const event of events) {
         yield event;

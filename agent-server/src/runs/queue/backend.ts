@@ -22,6 +22,8 @@ export interface RedisRunBackendOptions {
   prefix: string;
   /** A thread's record key: runs are enqueued only while it exists. */
   threadKey?: (threadId: string) => string;
+  /** Most entries one run's event log keeps (RUN_EVENT_LOG_MAX_EVENTS); the oldest are dropped. */
+  maxLoggedEvents?: number;
   logger?: Logger;
 }
 
@@ -30,6 +32,7 @@ export async function createRedisRunBackend({
   url,
   prefix,
   threadKey,
+  maxLoggedEvents,
   logger,
 }: RedisRunBackendOptions): Promise<RunBackend> {
   const redis = await connectRedis(url, logger);
@@ -40,7 +43,7 @@ export async function createRedisRunBackend({
   const { wake, cancel } = store.channels;
   return {
     store,
-    events: new RedisRunEventLog(redis, subscriber, prefix),
+    events: new RedisRunEventLog(redis, subscriber, prefix, maxLoggedEvents),
     async onWake(listener) {
       await subscriber.subscribe(wake, listener);
       return () => subscriber.unsubscribe(wake, listener);

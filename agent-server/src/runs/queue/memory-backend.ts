@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { RunFence } from "../../storage/types.ts";
-import { END_EVENT, type LoggedEvent, type RunEventLog } from "../../stream/event-log.ts";
+import { DEFAULT_MAX_LOGGED_EVENTS, END_EVENT, type LoggedEvent, type RunEventLog } from "../../stream/event-log.ts";
 import type { MemoryThreadStore, ThreadRunsView } from "../../threads/memory-store.ts";
 import type { CancelAction, Run, RunStatus } from "../schemas.ts";
 import type { RunBackend } from "./backend.ts";
@@ -248,15 +248,18 @@ class MemoryRunStore implements RunStore, ThreadRunsView {
 class MemoryRunEventLog implements RunEventLog {
   readonly #logs = new Map<string, LoggedEvent[]>();
   readonly #signals: EventEmitter;
+  readonly #maxEvents: number;
 
-  constructor(signals: EventEmitter) {
+  constructor(signals: EventEmitter, maxEvents: number) {
     this.#signals = signals;
+    this.#maxEvents = maxEvents;
   }
 
   async append(runId: string, events: { event: string; data: string }[], expireSeconds?: number): Promise<void> {
     const log = this.#logs.get(runId) ?? [];
     for (const event of events) log.push({ id: (log.at(-1)?.id ?? -1) + 1, ...event });
-    this.#logs.set(runId, log);
+    // The oldest entries beyond the cap go, as in Redis (`RedisRunEventLog`).
+    this.#logs.set(runId, log.length > this.#maxEvents ? log.slice(-this.#maxEvents) : log);
     if (expireSeconds !== undefined) setTimeout(() => this.#logs.delete(runId), expireSeconds * 1000).unref();
     this.#signals.emit(
       `events:${runId}`,
@@ -303,7 +306,10 @@ class MemoryRunEventLog implements RunEventLog {
  * Runs, queue, event logs and signals in this process only (`agent-server dev`). With `threads`,
  * runs are refused on unknown threads and thread writes derive `busy` from this queue.
  */
-export function createMemoryRunBackend(threads?: MemoryThreadStore): RunBackend {
+export function createMemoryRunBackend(
+  threads?: MemoryThreadStore,
+  maxLoggedEvents = DEFAULT_MAX_LOGGED_EVENTS,
+): RunBackend {
   const signals = new EventEmitter();
   signals.setMaxListeners(0);
   const subscribe = (event: string, listener: (...args: any[]) => void) => {
@@ -312,7 +318,7 @@ export function createMemoryRunBackend(threads?: MemoryThreadStore): RunBackend 
       signals.off(event, listener);
     };
   };
-  const events = new MemoryRunEventLog(signals);
+  const events = new MemoryRunEventLog(signals, maxLoggedEvents);
   const store = new MemoryRunStore(signals, events, threads);
   threads?.bindRuns(store);
   return {

@@ -17,6 +17,7 @@ export const fastRunSettings: RunSettings = {
   pollMs: 200,
   heartbeatMs: 1000,
   stallMs: 60_000,
+  maxLoggedEvents: 100_000,
 };
 
 export interface RunTestServer {
