@@ -71,7 +71,7 @@ describe("a run's capped event log", () => {
     const joined = parseSse(
       await (await fetch(`${server.url}/threads/${thread.thread_id}/runs/${run?.run_id}/stream`)).text(),
     );
-    const [oldest] = await redis.xRange(key, "-", "+", { COUNT: 1 });
+    const oldest = (await redis.xRange(key, "-", "+", { COUNT: 1 }))?.[0];
     const firstKept = Number(oldest?.id.split("-")[1]) - 1;
     expect(joined[0]).toMatchObject({ id: firstKept - 1, event: "error" });
     expect(JSON.parse(joined[0]?.data ?? "")).toMatchObject({
