@@ -23,6 +23,7 @@ const SEEDED_THREADS = 100_000;
 const USERS = 1000;
 const SEED_WINDOW = 500;
 const CLIENTS = 32;
+const FEW_CLIENTS = 4;
 const SECONDS = 5;
 const ROUNDS = 10;
 const ROUND_MS = 1500;
@@ -109,7 +110,7 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     const users = Array.from({ length: USERS }, (_, i) => userOf(i));
     // The same searches without auth, the owner as a metadata filter: the same index, no authenticate.
     const plainServer = await startServer(redisUrl, prefix, "langgraph.no-auth.json");
-    const searchLoad = (server: AgentServer, durationMs: number) =>
+    const searchLoad = (server: AgentServer, durationMs: number, concurrency = CLIENTS) =>
       measureUserLoad({
         url: server.url,
         paths: ["/threads/search"],
@@ -119,10 +120,10 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
           server === withAuth
             ? [JSON.stringify({ limit: 10 })]
             : users.map((owner) => JSON.stringify({ metadata: { owner }, limit: 10 })),
-        concurrency: CLIENTS,
+        concurrency,
         durationMs,
       });
-    const searches = { auth: [] as number[], plain: [] as number[] };
+    const searches = { auth: [] as number[], plain: [] as number[], fewClients: [] as number[] };
     let searchCpuMicros = 0;
     let searchKeys = 0;
     try {
@@ -140,6 +141,9 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         searchKeys += (await keysRead(redisUrl)) - keys;
         searches.auth.push(...latencies);
         searches.plain.push(...(await searchLoad(plainServer, (SECONDS * 1000) / SEARCH_ROUNDS)).latencies);
+        searches.fewClients.push(
+          ...(await searchLoad(withAuth, (SECONDS * 1000) / SEARCH_ROUNDS, FEW_CLIENTS)).latencies,
+        );
       }
     } finally {
       await plainServer.close();
@@ -176,6 +180,13 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
       {
         name: "  the same search without auth (owner as metadata filter) p99",
         value: round(percentile(searches.plain, 99), 2),
+        unit: "ms",
+      },
+      {
+        // At 32 closed-loop clients the latency is mostly queueing on this machine's two cores (the
+        // clients, Redis and the server share them): the same search with few clients shows the path itself.
+        name: `  the same search with custom auth at ${FEW_CLIENTS} clients p99`,
+        value: round(percentile(searches.fewClients, 99), 2),
         unit: "ms",
       },
       {
