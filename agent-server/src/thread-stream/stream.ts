@@ -1,8 +1,8 @@
 import type { Logger } from "@agentplane/common";
 import type { Response } from "express";
 import type { RunService } from "../runs/service.ts";
-import { END_EVENT, type RunEventLog } from "../stream/event-log.ts";
-import { readRunEvents } from "../stream/reader.ts";
+import { END_EVENT, type LoggedEvent, type RunEventLog } from "../stream/event-log.ts";
+import { EVENTS_DROPPED, readRunEvents } from "../stream/reader.ts";
 import { drained, openSse } from "../stream/sse.ts";
 import { type EventFilter, fromSeq, matchesFilter, type SentEvent, toProtocolEvent } from "./events.ts";
 import { type IndexedRun, runIndexId } from "./service.ts";
@@ -23,7 +23,22 @@ function startPoint(after: number): { ordinal: number; position: number } {
   return next.ordinal < 1 ? { ordinal: 1, position: -1 } : { ordinal: next.ordinal, position: next.position - 1 };
 }
 
-export type ProtocolItem = SentEvent | { heartbeat: true };
+/**
+ * Events the logs no longer hold (they keep each run's latest, `RUN_EVENT_LOG_MAX_EVENTS`, and a
+ * thread's latest runs): said once where they were, then the stream goes on with what is kept.
+ */
+export interface DroppedEvents {
+  dropped: string;
+}
+
+export type ProtocolItem = SentEvent | { heartbeat: true } | DroppedEvents;
+
+/** The reader's stand-in for events its log dropped (`stream/reader.ts`), as a protocol item. */
+function droppedItem(entry: LoggedEvent): DroppedEvents | undefined {
+  if (entry.event !== "error") return undefined;
+  const { error, message } = JSON.parse(entry.data) as { error?: string; message?: string };
+  return error === EVENTS_DROPPED ? { dropped: message ?? error } : undefined;
+}
 
 /**
  * Every protocol event of the thread after sequence number `after`, in order, live, until
@@ -53,6 +68,11 @@ export async function* protocolEvents(
       yield entry;
       continue;
     }
+    if (entry.event !== "run") {
+      // The thread's run list dropped its earliest runs: their events are gone too.
+      if (droppedItem(entry)) yield { dropped: "The thread's earliest runs were dropped from its run list" };
+      continue;
+    }
     const ordinal = entry.id + 1;
     const run = JSON.parse(entry.data) as IndexedRun;
     const position = ordinal === start.ordinal ? start.position : -1;
@@ -65,7 +85,7 @@ export async function* protocolEvents(
         yield item;
         continue;
       }
-      const sent = toProtocolEvent(ordinal, run.graph_id, item);
+      const sent = droppedItem(item) ?? toProtocolEvent(ordinal, run.graph_id, item);
       if (sent) yield sent;
     }
   }
@@ -96,6 +116,9 @@ export async function streamProtocolEvents(
     for await (const item of protocolEvents(runs, events, threadId, filter.since ?? -1, { signal, heartbeatMs })) {
       if ("heartbeat" in item) {
         if (!(await write(": heartbeat\n\n"))) return;
+      } else if ("dropped" in item) {
+        const data = JSON.stringify({ error: EVENTS_DROPPED, message: item.dropped });
+        if (!(await write(`event: error\ndata: ${data}\n\n`))) return;
       } else if (matchesFilter(filter, item.event)) {
         const text = `id: ${item.event.event_id}\nevent: ${item.event.method}\ndata: ${item.json}\n\n`;
         if (!(await write(text))) return;

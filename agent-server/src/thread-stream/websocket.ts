@@ -295,6 +295,10 @@ class ProtocolSocket {
       // Idle sockets are kept alive by pings (see `ProtocolSockets`), not by the log's heartbeats.
       if ("heartbeat" in item) continue;
       if (signal.aborted) return;
+      if ("dropped" in item) {
+        if (!(await this.#send({ type: "error", id: null, error: "events_dropped", message: item.dropped }))) return;
+        continue;
+      }
       if (this.#wanted(item.event)) {
         this.#corkUntilNextTick();
         pump.sending = this.#sendText(item.json);
