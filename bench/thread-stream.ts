@@ -17,9 +17,12 @@ const project = new URL("../agent-server/src/thread-stream/testing/langgraph.jso
 const FIRST_EVENT_SAMPLES = 50;
 const REPLAYED_STEPS = 400;
 const IDLE_SOCKETS = 1000;
-/** Runs per CPU round, and rounds: many short alternating rounds, so drift and load spikes hit both ways alike. */
-const CPU_RUNS = 10;
-const CPU_ROUNDS = 8;
+/**
+ * Runs per CPU round, and rounds: many short alternating rounds, so drift and load spikes hit both
+ * ways alike. /proc counts CPU in 10 ms ticks, so a round needs a few hundred ms of it (30 runs).
+ */
+const CPU_RUNS = 30;
+const CPU_ROUNDS = 12;
 const chatInput = { messages: [{ role: "user", content: "weather?" }] };
 
 type Frame = {
