@@ -6,10 +6,13 @@ import { FieldPathSchema } from "./semantic.ts";
 
 /** Request and response shapes of `/store/*`: one zod schema per shape (validation, types, OpenAPI). */
 
-const LABEL_MESSAGE = "Namespace labels cannot be empty or contain periods or colons";
+const LABEL_MESSAGE = "Namespace labels cannot be empty or contain periods, colons or NUL bytes";
 
-/** One namespace label: what the Redis layout can key on and the GET query can dot-join. */
-const LabelSchema = z.string().refine((label) => label.length > 0 && !/[.:]/.test(label), LABEL_MESSAGE);
+/**
+ * One namespace label: what the Redis layout can key on and the GET query can dot-join, and what
+ * the checkpoint library's `validateNamespace` accepts (it throws on NUL, which would be a 500).
+ */
+const LabelSchema = z.string().refine((label) => label.length > 0 && !/[.:\0]/.test(label), LABEL_MESSAGE);
 
 export const NamespaceSchema = z.array(LabelSchema);
 
@@ -55,7 +58,7 @@ export const StoreSearchSchema = z
   .register(apiSchemas, { id: "StoreSearchRequest" });
 
 /** In prefix/suffix a `*` label matches any one label. */
-const PatternSchema = z.array(z.string().refine((label) => label.length > 0 && !/[.:]/.test(label), LABEL_MESSAGE));
+const PatternSchema = NamespaceSchema;
 
 export const StoreNamespacesSchema = z
   .object({
