@@ -130,7 +130,7 @@ describe("in a browser", () => {
   });
   afterAll(() => page?.close());
 
-  /** What the page shows once the graph pushed its UI message, and after a click on the component. */
+  /** What the page shows once the graph pushed its UI message, after a click on the component, and once the run ended. */
   async function render(kind: ServerKind) {
     const browser = await launchChromium();
     try {
@@ -142,6 +142,9 @@ describe("in a browser", () => {
       const shown = await card.textContent();
       await card.click();
       await tab.getByText("clicked 1").waitFor({ timeout: 10_000 });
+      // The run may still be streaming when the card appears; compare what the user sees once it
+      // ends (a server whose run never finishes fails here rather than comparing mid-run).
+      await tab.locator("#status", { hasText: /^done$/ }).waitFor({ timeout: 30_000 });
       return {
         shown,
         clicked: await card.textContent(),
