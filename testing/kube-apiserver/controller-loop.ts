@@ -34,18 +34,29 @@ export function onNamespaceChanges(api: KubeApi, kinds: string[], sync: (namespa
   });
 }
 
-/** A core/v1 Event about `object`, as client-go's event recorder writes it for a controller. */
-export function recordEvent(
-  api: KubeApi,
-  object: KubeObject,
+/** What an Event names of the object it is about. */
+interface EventSubject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+}
+
+/**
+ * A core/v1 Event about `object`, as client-go's event recorder writes it for a controller. The
+ * test server's controllers write it in process; the test kubelet's, through the API.
+ */
+export function controllerEvent(
+  object: EventSubject,
   type: "Normal" | "Warning",
   reason: string,
   message: string,
   component: string,
-): void {
+): Record<string, unknown> {
   const now = timestamp();
-  const { name, namespace, uid, resourceVersion } = object.metadata;
-  api.create(api.resource("v1", "events"), namespace, {
+  const { name, namespace, uid, resourceVersion } = object.metadata ?? {};
+  return {
+    apiVersion: "v1",
+    kind: "Event",
     metadata: { name: `${name}.${randomBytes(8).toString("hex")}`, namespace },
     involvedObject: { apiVersion: object.apiVersion, kind: object.kind, name, namespace, uid, resourceVersion },
     type,
@@ -56,5 +67,21 @@ export function recordEvent(
     lastTimestamp: now,
     count: 1,
     reportingComponent: component,
-  });
+  };
+}
+
+/** Records `controllerEvent(...)` through the test server's own API. */
+export function recordEvent(
+  api: KubeApi,
+  object: KubeObject,
+  type: "Normal" | "Warning",
+  reason: string,
+  message: string,
+  component: string,
+): void {
+  api.create(
+    api.resource("v1", "events"),
+    object.metadata.namespace,
+    controllerEvent(object, type, reason, message, component),
+  );
 }

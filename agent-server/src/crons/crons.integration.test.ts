@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { type ExtensionTestServer, startExtensionServer } from "../long-term-store/testing/server.ts";
 import { runsModule } from "../runs/module.ts";
+import { fastRunSettings } from "../runs/testing/server.ts";
 import { eventually } from "../runs/testing/wait.ts";
 import { defaultModules } from "../server.ts";
 import type { CronsModule } from "./module.ts";
@@ -46,16 +47,7 @@ describe("crons on Redis (one process, injected clock)", () => {
     (await (await fetch(`${app.url}/runs/crons/${cronId}`)).json()) as { next_run_date: string | null };
 
   beforeAll(async () => {
-    const runs = runsModule({
-      settings: {
-        leaseMs: 1500,
-        maxAttempts: 3,
-        pollMs: 200,
-        heartbeatMs: 1000,
-        stallMs: 60_000,
-        maxLoggedEvents: 100_000,
-      },
-    });
+    const runs = runsModule({ settings: fastRunSettings });
     const modules = defaultModules({
       runs,
       crons: {
