@@ -8,8 +8,8 @@ import type { RunEventLog } from "../stream/event-log.ts";
 import type { ThreadService } from "../threads/service.ts";
 import { CommandResponseSchema, CommandSchema, EventStreamRequestSchema } from "./schemas.ts";
 import { ThreadProtocolService } from "./service.ts";
+import { ProtocolSockets } from "./sockets.ts";
 import { streamProtocolEvents } from "./stream.ts";
-import { ProtocolSockets } from "./websocket.ts";
 
 const ThreadParamsSchema = z.object({ thread_id: z.uuid() });
 
