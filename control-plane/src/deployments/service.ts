@@ -1,58 +1,35 @@
 import { randomUUID } from "node:crypto";
-import { badRequest, conflict, HttpError, type Logger, notFound } from "@agentplane/common";
-import {
-  type AgentDeployment,
-  type AgentDeploymentSpec,
-  type AgentRevision,
-  revisionSecretName,
-} from "@agentplane/crds";
+import { badRequest, HttpError, type Logger, notFound } from "@agentplane/common";
+import type { AgentDeployment, AgentRevision } from "@agentplane/crds";
 import { isNotFound, retryOnConflict } from "../kube/errors.ts";
 import type { ListenerService } from "../listeners/service.ts";
 import { buildAgentRevision, revisionStatus, toRevisionResponse } from "../revisions/mapping.ts";
 import type { Revision } from "../revisions/schemas.ts";
 import type { RevisionStore } from "../revisions/store.ts";
 import { bulkDeleteResult } from "./bulk-delete.ts";
+import { deploymentNotFound, nameTaken } from "./errors.ts";
 import {
-  ANNOTATION_UPDATED_AT,
   buildAgentDeployment,
   createsRevision,
   deploymentStatus,
   immutableFieldChange,
   newestFirst,
-  patchedSpec,
   type RevisionChange,
   revisionChangeOf,
   secretsChecksum,
   toDeploymentResponse,
-  withApiKeysSecret,
 } from "./mapping.ts";
-import {
-  type BulkDeleteResponse,
-  type Deployment,
-  type DeploymentCreateRequest,
-  type DeploymentListQuery,
-  type DeploymentPatchRequest,
-  type RevisionCreateRequest,
-  type Secret,
+import { Reviser } from "./revise.ts";
+import type {
+  BulkDeleteResponse,
+  Deployment,
+  DeploymentCreateRequest,
+  DeploymentListQuery,
+  DeploymentPatchRequest,
+  RevisionCreateRequest,
 } from "./schemas.ts";
 import type { DeploymentStore } from "./store.ts";
-import { checkReferences, checkTemplate } from "./template-checks.ts";
-
-const deploymentNotFound = (id: string) => notFound(`Deployment ID ${id} not found.`);
-const nameTaken = (name: string) => conflict(`A deployment named '${name}' already exists.`);
-const beingDeleted = (id: string) => badRequest(`Deployment ID ${id} is being deleted.`);
-
-interface Revised {
-  deployment: AgentDeployment;
-  secrets: Secret[];
-  revision: AgentRevision | undefined;
-}
-
-/** A revision and its Secret, written before the deployment is pointed at them. */
-interface PreparedRevision {
-  revision: AgentRevision;
-  secrets: Secret[];
-}
+import { checkReferences } from "./template-checks.ts";
 
 export interface AgentServerAuth {
   /** The API-key hashes a tenant's agent servers accept: those of the grants that cover the tenant. */
@@ -66,6 +43,8 @@ export class DeploymentService {
   private readonly revisions: RevisionStore;
   private readonly auth: AgentServerAuth;
   private readonly listeners: ListenerService;
+  /** Writes changes to existing deployments (PATCH, new revisions, redeploys). */
+  private readonly reviser: Reviser;
   /** Deployments already warned about running an open agent server (one warning each per process). */
   private readonly warnedOpen = new Set<string>();
 
@@ -79,6 +58,7 @@ export class DeploymentService {
     this.revisions = revisions;
     this.listeners = listeners;
     this.auth = auth;
+    this.reviser = new Reviser(deployments, revisions, auth, (tenantId, id) => this.warnOpen(tenantId, id));
   }
 
   private warnOpen(tenantId: string, id: string): void {
@@ -214,7 +194,7 @@ export class DeploymentService {
     if (!createsRevision(change) && customUrl === undefined) {
       return toDeploymentResponse(current, await this.deployments.readSecrets(current));
     }
-    const { deployment, secrets } = await this.revise(tenantId, current, change, {
+    const { deployment, secrets } = await this.reviser.revise(tenantId, current, change, {
       customUrl,
       newRevision: createsRevision(change),
     });
@@ -223,7 +203,7 @@ export class DeploymentService {
 
   async createRevision(tenantId: string, id: string, body: RevisionCreateRequest): Promise<Revision> {
     const current = await this.require(tenantId, id, true);
-    const { revision } = await this.revise(tenantId, current, revisionChangeOf(body), { newRevision: true });
+    const { revision } = await this.reviser.revise(tenantId, current, revisionChangeOf(body), { newRevision: true });
     if (!revision) throw new Error("a new revision was requested but none was created");
     return toRevisionResponse(revision);
   }
@@ -239,115 +219,8 @@ export class DeploymentService {
       resources: template.resources ?? {},
       secretReferences: template.secretReferences ?? [],
     };
-    const { deployment, secrets } = await this.revise(tenantId, current, change, { newRevision: true });
+    const { deployment, secrets } = await this.reviser.revise(tenantId, current, change, { newRevision: true });
     return toDeploymentResponse(deployment, secrets);
-  }
-
-  /**
-   * Applies `change` to the deployment (re-reading and re-applying on resourceVersion conflicts). For
-   * a new revision, the AgentRevision and the Secret with its `secrets` are written first and the
-   * deployment is pointed at them last, so that a failure leaves the deployment on its running
-   * revision and removes what was written. The API-key Secret is rewritten from today's grants, so
-   * grant changes reach the agent server with this revision.
-   */
-  private async revise(
-    tenantId: string,
-    current: AgentDeployment,
-    change: RevisionChange,
-    options: { customUrl?: string; newRevision: boolean },
-  ): Promise<Revised> {
-    const id = current.metadata.name ?? "";
-    if (current.metadata.deletionTimestamp) throw beingDeleted(id);
-    const apiKeyHashes = this.auth.apiKeyHashes(tenantId);
-    const hasApiKeys = apiKeyHashes.length > 0;
-    const now = new Date().toISOString();
-    let base: AgentDeployment | undefined = current;
-    let prepared: PreparedRevision | undefined;
-    let apiKeysWritten = false;
-    const discardPrepared = async () => {
-      const stale = prepared;
-      prepared = undefined;
-      if (stale) await this.discardRevision(current, stale.revision);
-    };
-    try {
-      const deployment = await retryOnConflict(async () => {
-        base ??= await this.deployments.findCurrent(tenantId, id);
-        if (!base) throw deploymentNotFound(id);
-        if (base.metadata.deletionTimestamp) throw beingDeleted(id);
-        // A retry starts from a deployment someone else changed: what was prepared for the old one goes.
-        await discardPrepared();
-        let spec = patchedSpec(base.spec, change, options.customUrl, undefined);
-        const secrets = change.secrets ?? (await this.deployments.readSecrets(base));
-        await checkTemplate(this.deployments, tenantId, base.metadata.namespace ?? "", spec.template, secrets);
-        if (hasApiKeys && !apiKeysWritten) {
-          await this.deployments.writeApiKeysSecret(base, apiKeyHashes);
-          apiKeysWritten = true;
-        }
-        if (options.newRevision) {
-          prepared = await this.prepareRevision(base, spec, secrets, now);
-          spec = {
-            ...spec,
-            revisionName: prepared.revision.metadata.name ?? "",
-            template: prepared.revision.spec.template,
-          };
-        }
-        const next: AgentDeployment = {
-          ...base,
-          metadata: { ...base.metadata, annotations: { ...base.metadata.annotations, [ANNOTATION_UPDATED_AT]: now } },
-          spec: withApiKeysSecret(spec, id, hasApiKeys),
-        };
-        base = undefined;
-        return this.deployments.replace(next);
-      });
-      if (!hasApiKeys) {
-        // Keys of grants that were revoked should not linger in the cluster once nothing mounts them.
-        await this.deployments.deleteApiKeysSecret(deployment);
-        this.warnOpen(tenantId, id);
-      }
-      if (!prepared)
-        return { deployment, secrets: await this.deployments.readSecrets(deployment), revision: undefined };
-      const revision = await this.revisions.setInitialStatus(prepared.revision, "AWAITING_DEPLOY");
-      return { deployment, secrets: prepared.secrets, revision };
-    } catch (error) {
-      await discardPrepared().catch(() => undefined);
-      throw error;
-    }
-  }
-
-  /** Writes the next revision of `base` (running `spec`) and its Secret; nothing points at them yet. */
-  private async prepareRevision(
-    base: AgentDeployment,
-    spec: AgentDeploymentSpec,
-    secrets: Secret[],
-    now: string,
-  ): Promise<PreparedRevision> {
-    const deploymentId = base.metadata.name ?? "";
-    const revisionId = randomUUID();
-    const template = { ...spec.template, secretName: revisionSecretName(deploymentId, revisionId) };
-    const revision = await this.revisions.create(
-      buildAgentRevision({
-        deployment: { ...base, spec: { ...spec, template } },
-        revisionId,
-        secretsChecksum: secretsChecksum(secrets),
-        now,
-      }),
-    );
-    try {
-      await this.deployments.createRevisionSecret(base, revision, secrets);
-    } catch (error) {
-      await this.discardRevision(base, revision).catch(() => undefined);
-      throw error;
-    }
-    return { revision, secrets };
-  }
-
-  /** Removes a revision nothing points at, and its Secret (garbage collection would, but later). */
-  private async discardRevision(deployment: AgentDeployment, revision: AgentRevision): Promise<void> {
-    const revisionId = revision.metadata.name ?? "";
-    await Promise.all([
-      this.revisions.delete(revision.metadata.namespace ?? "", revisionId),
-      this.deployments.deleteRevisionSecret(deployment, revisionId),
-    ]);
   }
 
   /** First call: deletion starts (AWAITING_DELETE). `force` afterwards skips the operator's cleanup. */
