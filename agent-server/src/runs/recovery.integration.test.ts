@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTestRedis, testRedisUrl } from "../../../testing/redis.ts";
 import { RedisRunStore } from "./queue/redis-store.ts";
 import { type RunTestServer, startRunServer } from "./testing/server.ts";
+import { eventually, waitUntil } from "./testing/wait.ts";
 
 /**
  * A "dead worker" is a claim taken through the store directly and never renewed, exactly what
@@ -97,5 +98,43 @@ describe("runs abandoned by a dead worker", () => {
       const values = (await second.client.runs.join(thread.thread_id, long.run_id)) as unknown as { done: string[] };
       expect(values.done).toEqual(["q:1", "l:2", "l:3", "l:4", "l:5", "l:6", "l:7"]);
     });
+  });
+});
+
+describe("a worker whose run was taken over", () => {
+  it("cannot append to the run's log any more, and stops the run", async () => {
+    const prefix = `fenced-${randomUUID().slice(0, 8)}:`;
+    // A long lease: the worker's renewal (every second) is not what stops it.
+    const server = await startRunServer(testRedisUrl(), { prefix, workers: 1, settings: { leaseMs: 60_000 } });
+    const rival = new RedisRunStore(redis, `${prefix}runs:`);
+    try {
+      const thread = await server.client.threads.create();
+      const input = { steps: 200, delay_ms: 20, label: "old" };
+      const run = await server.client.runs.create(thread.thread_id, "steps", { input });
+      const log = `${prefix}runs:ev:${run.run_id}`;
+      await waitUntil(async () => (await redis.xLen(log)) > 3, "the worker streams");
+      // Its lease runs out as if the worker had paused (a GC pause, a slow step); another worker claims the run.
+      await redis.zAdd(`${prefix}runs:leases`, { score: 0, value: run.run_id });
+      const taken = await eventually(
+        async () => {
+          await rival.sweepExpired(3);
+          return (await rival.claim(60_000)).claimed;
+        },
+        (claimed) => claimed !== undefined,
+        5000,
+      );
+      expect(taken).toMatchObject({ attempt: 2 });
+      const length = await redis.xLen(log);
+      // Its one worker is free again for another run: the old execution stopped.
+      const next = await server.client.threads.create();
+      const done = await server.client.runs.wait(next.thread_id, "steps", { input: { steps: 1, label: "next" } });
+      expect(done).toMatchObject({ done: ["next:1"] });
+      // Nothing it produced after the takeover reached the log, and the run is the new owner's to settle.
+      expect(await redis.xLen(log)).toBe(length);
+      expect(await server.client.runs.get(thread.thread_id, run.run_id)).toMatchObject({ status: "running" });
+      expect(await redis.hGet(`${prefix}runs:run:${run.run_id}`, "attempt")).toBe("2");
+    } finally {
+      await server.close();
+    }
   });
 });

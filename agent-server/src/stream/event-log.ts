@@ -29,8 +29,12 @@ export const END_EVENT = "__end__";
  * joins, resumes (`Last-Event-ID`) and `…/wait` results.
  */
 export interface RunEventLog {
-  /** Appends in order; with `expireSeconds` (the closing append) the log is kept that much longer. */
-  append(runId: string, events: NewEvent[], expireSeconds?: number): Promise<void>;
+  /**
+   * Appends in order; with `expireSeconds` (the closing append) the log is kept that much longer.
+   * With `attempt` (a run's worker), only while that attempt holds the run's lease, checked in the
+   * same step: false when it does not (another worker took the run over; nothing appended).
+   */
+  append(runId: string, events: NewEvent[], expireSeconds?: number, attempt?: number): Promise<boolean>;
   /**
    * Up to `count` events with an id greater than `afterId` (`-1`: from the start), stopping after
    * the one whose data (`pageBytes`) brings the page to `maxBytes` (default: no limit), so a page
@@ -41,8 +45,9 @@ export interface RunEventLog {
    * Starts a retried attempt: appends `marker` (its `metadata` event) and drops every earlier
    * entry in one step, so the log holds only this attempt's events. Ids keep increasing: a reader
    * from -1 starts at the marker, one that was reading the failed attempt gets the marker next.
+   * Fenced like `append`: with `attempt`, false (nothing changed) unless it holds the run's lease.
    */
-  startAttempt(runId: string, marker: NewEvent): Promise<void>;
+  startAttempt(runId: string, marker: NewEvent, attempt?: number): Promise<boolean>;
   /** The last event, to tell whether the stream has ended. */
   last(runId: string): Promise<LoggedEvent | undefined>;
   delete(runIds: string[]): Promise<void>;
@@ -55,13 +60,29 @@ const APPENDED = "1";
 const ENDED = "end";
 
 /**
+ * Lua: whether `attempt` holds the lease of the run whose record is `record`: the check of RENEW
+ * and FINISH (`runs/queue/redis-scripts.ts`, whose keys the log shares): the record's attempt is
+ * this one and the run is the one executing on its thread (`<prefix>ta:<thread id>`).
+ */
+const HOLDS_LEASE = `
+local function holdsLease(record, attempt, prefix, runId)
+  if attempt == '' then return true end
+  local tid = redis.call('HGET', record, 'thread_id')
+  return tid and redis.call('HGET', record, 'attempt') == attempt and redis.call('GET', prefix..'ta:'..tid) == runId
+end
+`;
+
+/**
  * Appends in one call, trimming the oldest entries beyond about `maxEvents` (`MAXLEN ~`: Redis
  * drops whole stream nodes, so a log may hold up to one node, 100 entries, more). KEYS: the run's
- * stream (also its channel name). ARGV: seconds to keep the log ('' to leave its expiry alone),
- * the notification, the entry cap, then each event's name, field (`data` or `ref`) and value.
+ * stream (also its channel name), the run's record. ARGV: seconds to keep the log ('' to leave
+ * its expiry alone), the notification, the entry cap, the fencing attempt ('' = unfenced), the
+ * key prefix, the run id, then each event's name, field (`data` or `ref`) and value. Returns 0
+ * when refused by the fence.
  */
-const APPEND_SCRIPT = new RedisScript(`
-for i = 4, #ARGV, 3 do
+const APPEND_SCRIPT = new RedisScript(`${HOLDS_LEASE}
+if not holdsLease(KEYS[2], ARGV[4], ARGV[5], ARGV[6]) then return 0 end
+for i = 7, #ARGV, 3 do
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '0-*', 'event', ARGV[i], ARGV[i + 1], ARGV[i + 2])
 end
 if ARGV[1] ~= '' then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
@@ -69,8 +90,13 @@ redis.call('PUBLISH', KEYS[1], ARGV[2])
 return 1
 `);
 
-/** Appends the marker of a retried attempt and trims every entry before it. KEYS: the stream. ARGV: event, data. */
-const START_ATTEMPT_SCRIPT = new RedisScript(`
+/**
+ * Appends the marker of a retried attempt and trims every entry before it. KEYS: the stream, the
+ * run's record. ARGV: event, data, the fencing attempt ('' = unfenced), the key prefix, the run id. Returns 0 when the
+ * attempt does not hold the lease.
+ */
+const START_ATTEMPT_SCRIPT = new RedisScript(`${HOLDS_LEASE}
+if not holdsLease(KEYS[2], ARGV[3], ARGV[4], ARGV[5]) then return 0 end
 local id = redis.call('XADD', KEYS[1], '0-*', 'event', ARGV[1], 'data', ARGV[2])
 redis.call('XTRIM', KEYS[1], 'MINID', id)
 redis.call('PUBLISH', KEYS[1], '${APPENDED}')
@@ -154,15 +180,22 @@ export class RedisRunEventLog implements RunEventLog {
     return `${this.#prefix}ev:${runId}`;
   }
 
-  async append(runId: string, events: NewEvent[], expireSeconds?: number): Promise<void> {
-    if (events.length === 0) return;
+  /** The run's record in the run queue (`runs/queue/redis-scripts.ts`): what fenced appends check. */
+  #record(runId: string): string {
+    return `${this.#prefix}run:${runId}`;
+  }
+
+  async append(runId: string, events: NewEvent[], expireSeconds?: number, attempt?: number): Promise<boolean> {
+    if (events.length === 0) return true;
     const notification = events.some(({ event }) => event === END_EVENT) ? ENDED : APPENDED;
-    const args = [expireSeconds === undefined ? "" : String(expireSeconds), notification, String(this.#maxEvents)];
+    const expiry = expireSeconds === undefined ? "" : String(expireSeconds);
+    const fence = attempt === undefined ? "" : String(attempt);
+    const args = [expiry, notification, String(this.#maxEvents), fence, this.#prefix, runId];
     for (const entry of events) {
       if (entry.ref) args.push(entry.event, "ref", entry.ref);
       else args.push(entry.event, "data", entry.data);
     }
-    await APPEND_SCRIPT.run(this.#redis, [this.#key(runId)], args);
+    return (await APPEND_SCRIPT.run(this.#redis, [this.#key(runId), this.#record(runId)], args)) === 1;
   }
 
   async range(
@@ -176,8 +209,9 @@ export class RedisRunEventLog implements RunEventLog {
     return page.map(([id, event, data, ref]) => logged(id, event, data, ref));
   }
 
-  async startAttempt(runId: string, marker: NewEvent): Promise<void> {
-    await START_ATTEMPT_SCRIPT.run(this.#redis, [this.#key(runId)], [marker.event, marker.data]);
+  async startAttempt(runId: string, marker: NewEvent, attempt?: number): Promise<boolean> {
+    const args = [marker.event, marker.data, attempt === undefined ? "" : String(attempt), this.#prefix, runId];
+    return (await START_ATTEMPT_SCRIPT.run(this.#redis, [this.#key(runId), this.#record(runId)], args)) === 1;
   }
 
   async last(runId: string): Promise<LoggedEvent | undefined> {

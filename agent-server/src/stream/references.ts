@@ -101,8 +101,8 @@ export class MaterialisingRunEventLog implements RunEventLog {
     this.#values = values;
   }
 
-  append(runId: string, events: NewEvent[], expireSeconds?: number): Promise<void> {
-    return this.#log.append(runId, events, expireSeconds);
+  append(runId: string, events: NewEvent[], expireSeconds?: number, attempt?: number): Promise<boolean> {
+    return this.#log.append(runId, events, expireSeconds, attempt);
   }
 
   async range(runId: string, afterId: number, count: number, maxBytes?: number): Promise<LoggedEvent[]> {
@@ -116,8 +116,8 @@ export class MaterialisingRunEventLog implements RunEventLog {
     return Promise.all(kept.map((event) => this.#materialise(event)));
   }
 
-  startAttempt(runId: string, marker: NewEvent): Promise<void> {
-    return this.#log.startAttempt(runId, marker);
+  startAttempt(runId: string, marker: NewEvent, attempt?: number): Promise<boolean> {
+    return this.#log.startAttempt(runId, marker, attempt);
   }
 
   async last(runId: string): Promise<LoggedEvent | undefined> {

@@ -1,6 +1,12 @@
 import { EventEmitter } from "node:events";
 import type { RunFence } from "../../storage/types.ts";
-import { DEFAULT_MAX_LOGGED_EVENTS, END_EVENT, type LoggedEvent, type RunEventLog } from "../../stream/event-log.ts";
+import {
+  DEFAULT_MAX_LOGGED_EVENTS,
+  END_EVENT,
+  type LoggedEvent,
+  type NewEvent,
+  type RunEventLog,
+} from "../../stream/event-log.ts";
 import type { MemoryThreadStore, ThreadRunsView } from "../../threads/memory-store.ts";
 import type { CancelAction, Run, RunStatus } from "../schemas.ts";
 import type { RunBackend } from "./backend.ts";
@@ -52,6 +58,11 @@ class MemoryRunStore implements RunStore, ThreadRunsView {
 
   holds(threadId: string, { runId, attempt }: RunFence): boolean {
     return this.#owned(runId, attempt)?.run.thread_id === threadId;
+  }
+
+  /** `attempt` holds the run's lease (what fenced event appends check). */
+  owns(runId: string, attempt: number): boolean {
+    return this.#owned(runId, attempt) !== undefined;
   }
 
   #queue(threadId: string): string[] {
@@ -249,13 +260,20 @@ class MemoryRunEventLog implements RunEventLog {
   readonly #logs = new Map<string, LoggedEvent[]>();
   readonly #signals: EventEmitter;
   readonly #maxEvents: number;
+  /** Whether an attempt holds its run's lease; fenced appends are refused otherwise. */
+  #owns: (runId: string, attempt: number) => boolean = () => true;
 
   constructor(signals: EventEmitter, maxEvents: number) {
     this.#signals = signals;
     this.#maxEvents = maxEvents;
   }
 
-  async append(runId: string, events: { event: string; data: string }[], expireSeconds?: number): Promise<void> {
+  bindRuns(store: MemoryRunStore): void {
+    this.#owns = (runId, attempt) => store.owns(runId, attempt);
+  }
+
+  async append(runId: string, events: NewEvent[], expireSeconds?: number, attempt?: number): Promise<boolean> {
+    if (attempt !== undefined && !this.#owns(runId, attempt)) return false;
     const log = this.#logs.get(runId) ?? [];
     for (const event of events) log.push({ id: (log.at(-1)?.id ?? -1) + 1, ...event });
     // The oldest entries beyond the cap go, as in Redis (`RedisRunEventLog`).
@@ -265,6 +283,7 @@ class MemoryRunEventLog implements RunEventLog {
       `events:${runId}`,
       events.some(({ event }) => event === END_EVENT),
     );
+    return true;
   }
 
   async range(runId: string, afterId: number, count: number, maxBytes = Infinity): Promise<LoggedEvent[]> {
@@ -280,10 +299,11 @@ class MemoryRunEventLog implements RunEventLog {
     return page;
   }
 
-  async startAttempt(runId: string, marker: { event: string; data: string }): Promise<void> {
-    await this.append(runId, [marker]);
+  async startAttempt(runId: string, marker: NewEvent, attempt?: number): Promise<boolean> {
+    if (!(await this.append(runId, [marker], undefined, attempt))) return false;
     const log = this.#logs.get(runId) ?? [];
     this.#logs.set(runId, log.slice(-1));
+    return true;
   }
 
   async last(runId: string): Promise<LoggedEvent | undefined> {
@@ -320,6 +340,7 @@ export function createMemoryRunBackend(
   };
   const events = new MemoryRunEventLog(signals, maxLoggedEvents);
   const store = new MemoryRunStore(signals, events, threads);
+  events.bindRuns(store);
   threads?.bindRuns(store);
   return {
     store,

@@ -91,6 +91,8 @@ export async function settleRun(
   if (error) writer.push("error", error);
   const rolledBack = status === "deleted";
   await writer.flush().catch((err) => ctx.logger.error({ err, run_id: run.run_id }, "storing run events failed"));
+  // Another worker took the run over (its log refused this attempt's events): the new owner settles it.
+  if (writer.leaseLost) return undefined;
   let values = result.values;
   // The checkpoint the run's final values were streamed as: the thread keeps the reference.
   const outputAt = result.kind === "done" && !rolledBack ? result.outputAt : undefined;

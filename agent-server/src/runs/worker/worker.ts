@@ -195,11 +195,13 @@ export class RunWorkerPool {
     const { run, attempt } = claimed;
     const { store, events } = this.#backend;
     const startedAt = new Date().toISOString();
-    const writer = new RunEventWriter(events, run.run_id);
+    // Fenced: once another worker took the run over, this one appends nothing more and stops.
+    const writer = new RunEventWriter(events, run.run_id, { attempt, onLost: () => controller.abort(LEASE_LOST) });
     const metadata = { run_id: run.run_id, attempt };
     // A retry replaces the failed attempt's events: joiners never take them for the run's.
-    if (attempt > 1) await events.startAttempt(run.run_id, { event: "metadata", data: JSON.stringify(metadata) });
-    else writer.push("metadata", metadata);
+    if (attempt === 1) writer.push("metadata", metadata);
+    else if (!(await events.startAttempt(run.run_id, { event: "metadata", data: JSON.stringify(metadata) }, attempt)))
+      return undefined;
     // The thread's status is `busy` from the write that followed the enqueue (the store derives it).
     const thread = created ?? (await this.#options.threads.find(run.thread_id));
     if (!thread) {

@@ -135,7 +135,7 @@ export function runBackendContract(
     expect((await store.get("later"))?.status).toBe("pending");
   });
 
-  it("renews the holder's lease, telling it about a cancel request; the holder of an ended run has lost it", async () => {
+  it("renews the holder's lease, telling it about a cancel request; the holder of an ended run has lost it, appends too", async () => {
     const { store } = backend;
     await enqueue("r", "T");
     const claimed = await claim();
@@ -148,6 +148,11 @@ export function runBackendContract(
     expect(await store.renew("r", claimed!.attempt, LONG_LEASE)).toEqual({ lost: true });
     expect(await store.finish("r", claimed!.attempt, "success", closing)).toBe(false);
     expect((await store.get("r"))?.status).toBe("interrupted");
+    // A worker's appends are fenced too: once its run is finished, its events are refused.
+    const late = [{ event: "values", data: "1" }];
+    expect(await backend.events.append("r", late, undefined, claimed!.attempt)).toBe(false);
+    expect(await backend.events.startAttempt("r", late[0]!, claimed!.attempt)).toBe(false);
+    expect((await backend.events.range("r", -1, 10)).map(({ event }) => event)).toEqual([END_EVENT]);
     expect(await store.renew("unknown", 1, LONG_LEASE)).toEqual({ lost: true });
   });
 
@@ -268,6 +273,14 @@ export function runBackendContract(
       expect(second).toMatchObject({ attempt: 2, resumed: true, firstStartedAt: first?.firstStartedAt });
       expect(await store.renew("r", 1, LONG_LEASE)).toEqual({ lost: true });
       expect(await store.finish("r", 1, "success", closing)).toBe(false);
+      // The old holder's events are refused; the new one's are appended.
+      const { events } = backend;
+      const marker = { event: "metadata", data: "{}" };
+      expect(await events.append("r", [{ event: "values", data: "1" }], undefined, 1)).toBe(false);
+      expect(await events.startAttempt("r", marker, 1)).toBe(false);
+      expect(await events.startAttempt("r", marker, 2)).toBe(true);
+      expect(await events.append("r", [{ event: "values", data: "2" }], undefined, 2)).toBe(true);
+      expect((await events.range("r", -1, 10)).map(({ data }) => data)).toEqual(["{}", "2"]);
       expect(await sweep()).toEqual([{ runId: "r", threadId: "T", outcome: "error", attempt: 2 }]);
       expect((await store.get("r"))?.status).toBe("error");
       expect(await store.allInflight()).toEqual([]);
