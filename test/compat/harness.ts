@@ -61,18 +61,25 @@ export async function sdkVersions(env = process.env): Promise<{ available: SdkUn
 
 const versions = await sdkVersions();
 
-/**
- * Defines the suite once per installed SDK version (`describe.each`); a version that is not
- * installed shows up as a skipped suite saying so.
- */
-export function sdkSuites(define: (sdk: SdkUnderTest) => void): void {
-  describe.each(versions.available)("$name $version", define);
+function defineSdkSuites(define: (sdk: SdkUnderTest) => void, concurrent: boolean): void {
+  (concurrent ? describe.concurrent : describe).each(versions.available)("$name $version", define);
   for (const name of versions.missing) {
     describe.skip(`${name} (not installed: see test/compat/README.md)`, () => {
       it("runs the suite with this SDK version", () => {});
     });
   }
 }
+
+/**
+ * Defines the suite once per installed SDK version (`describe.each`); a version that is not
+ * installed shows up as a skipped suite saying so. `sdkSuites.concurrent` runs a version's tests
+ * at once (up to vitest's `maxConcurrency`), for files whose scenarios each work on threads of
+ * their own: the reference starts a queued run up to a second late (its workers poll), so one
+ * scenario at a time a file mostly waits.
+ */
+export const sdkSuites = Object.assign((define: (sdk: SdkUnderTest) => void) => defineSdkSuites(define, false), {
+  concurrent: (define: (sdk: SdkUnderTest) => void) => defineSdkSuites(define, true),
+});
 
 /** The project most suites run: chat (tool loop), review (subgraph HITL), counter (factory), loop. */
 export const agentsProject = new URL("./projects/agents/langgraph.json", import.meta.url).pathname;

@@ -6,7 +6,7 @@ import { agentsProject, collect, outcome, sdkSuites, threadState, useCompatServe
 
 const servers = useCompatServers(agentsProject);
 
-sdkSuites((sdk) => {
+sdkSuites.concurrent((sdk) => {
   describe("human in the loop through a subgraph", () => {
     it("runs.wait of an interrupted run answers {__interrupt__}; the state shows the subgraph waiting", async () => {
       const { ours } = await servers.compare(sdk, async ({ client }) => {

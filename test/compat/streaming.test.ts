@@ -98,7 +98,7 @@ const withoutStreamingArtifacts = (events: { event: string; data: unknown }[]) =
   return events.map(({ event, data }) => ({ event, data: strip(data) }));
 };
 
-sdkSuites((sdk) => {
+sdkSuites.concurrent((sdk) => {
   describe("one mode", () => {
     it.each(MODES)("%s", async (mode) => {
       await servers.compare(sdk, async ({ client }) => {
