@@ -48,11 +48,15 @@ export function defaultModules(
       callbacks: tracing.callbacks,
       onRunExecuted: (status, seconds) => metrics.recordRun(status, seconds),
     });
-  const crons = cronsModule(runs.service, {
-    ...options.crons,
-    onError: metrics.redisErrorCounter("crons"),
-    onClaim: (won) => metrics.cronClaims.inc({ outcome: won ? "won" : "lost" }),
-  });
+  // `assistants` is built below (it reaches threads, whose deletion reaches crons); read once started.
+  const crons = cronsModule(
+    { runs: runs.service, assistants: () => assistants.service() },
+    {
+      ...options.crons,
+      onError: metrics.redisErrorCounter("crons"),
+      onClaim: (won) => metrics.cronClaims.inc({ outcome: won ? "won" : "lost" }),
+    },
+  );
   const threads = threadsModule({
     onDelete: async (threadId) => {
       await runs.service().deleteThreadRuns(threadId);

@@ -155,6 +155,17 @@ describe("crons on Redis (one process, injected clock)", () => {
     await client.crons.delete(cron.cron_id);
   });
 
+  it("a graph id names its default assistant even after that was deleted (read through the assistant service)", async () => {
+    const { client } = app;
+    const { assistant_id } = await client.assistants.get("adder");
+    await client.assistants.delete(assistant_id);
+    const thread = await client.threads.create();
+    const cron = await client.crons.createForThread(thread.thread_id, "adder", { schedule: "0 9 * * *" });
+    expect(cron.assistant_id).toBe(assistant_id);
+    expect((await client.assistants.get(assistant_id)).graph_id).toBe("adder");
+    await client.crons.delete(cron.cron_id);
+  });
+
   it("refuses bad schedules and unknown references with 4xx JSON", async () => {
     const thread = await app.client.threads.create();
     const cases: [string, unknown, number][] = [

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExtensionTestServer, startExtensionServer } from "../long-term-store/testing/server.ts";
-import { runsModule } from "../runs/module.ts";
 import { eventually } from "../runs/testing/wait.ts";
 import { defaultModules } from "../server.ts";
-import { type CronsModule, cronsModule } from "./module.ts";
+import type { CronsModule } from "./module.ts";
 import { cronRunId } from "./service.ts";
 
 /** `agent-server dev`: crons on in-memory storage, with an injected clock. */
@@ -14,13 +13,10 @@ describe("crons in dev mode (in-memory storage)", () => {
   let clock = Date.now();
 
   beforeAll(async () => {
-    const runs = runsModule();
-    crons = cronsModule(runs.service, {
-      settings: { tickMs: 60_000, misfireGraceMs: 60_000, leaseMs: 10_000 },
-      now: () => clock,
+    const modules = defaultModules({
+      crons: { settings: { tickMs: 60_000, misfireGraceMs: 60_000, leaseMs: 10_000 }, now: () => clock },
     });
-    // Every module that uses runs must get this runs module; only the crons module is swapped.
-    const modules = defaultModules({ runs }).map((module) => (module.name === "crons" ? crons : module));
+    crons = modules.find((module) => module.name === "crons") as CronsModule;
     app = await startExtensionServer(undefined, { modules });
   });
   afterAll(() => app?.close());

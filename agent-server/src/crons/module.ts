@@ -1,12 +1,11 @@
 import type { ServerModule } from "../app.ts";
 import type { ServerContext } from "../context.ts";
-import type { RunService } from "../runs/service.ts";
 import { MemoryCronStore } from "./memory-store.ts";
 import { RedisCronStore } from "./redis-store.ts";
 import { cronRoutes } from "./routes.ts";
 import { API_SCHEDULE_RULES, type ScheduleRules } from "./schedule.ts";
 import { CronScheduler, type FiringStep } from "./scheduler.ts";
-import { CronService } from "./service.ts";
+import { type CronDependencies, CronService } from "./service.ts";
 import { type CronSettings, cronSettingsFromEnv } from "./settings.ts";
 
 export interface CronsModuleOptions {
@@ -36,9 +35,10 @@ export interface CronsModule extends ServerModule {
 
 /**
  * Crons: their routes and this process's scheduler (every replica runs one; slots are claimed
- * atomically in Redis). `runs` gives the run service the crons start runs through.
+ * atomically in Redis). `services`: the run service the crons start runs through, the assistant
+ * service their assistants are read through.
  */
-export function cronsModule(runs: () => RunService, options: CronsModuleOptions = {}): CronsModule {
+export function cronsModule(services: CronDependencies, options: CronsModuleOptions = {}): CronsModule {
   const settings = options.settings ?? cronSettingsFromEnv();
   let started: { service: CronService; scheduler: CronScheduler } | undefined;
   const get = () => {
@@ -55,7 +55,7 @@ export function cronsModule(runs: () => RunService, options: CronsModuleOptions 
       const redis = ctx.storage.redis;
       const store =
         redis && storage.kind === "redis" ? new RedisCronStore(redis, storage.prefix) : new MemoryCronStore();
-      const service = new CronService(ctx, store, runs, options.scheduleRules ?? API_SCHEDULE_RULES);
+      const service = new CronService(ctx, store, services, options.scheduleRules ?? API_SCHEDULE_RULES);
       const scheduler = new CronScheduler(service, ctx.logger, {
         ...settings,
         now: options.now,

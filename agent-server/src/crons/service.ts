@@ -1,6 +1,7 @@
 import { HttpError, notFound } from "@agentplane/common";
 import { v4 as uuidv4, v5 as uuidv5 } from "uuid";
 import { resolveAssistantId } from "../assistants/resolve.ts";
+import type { AssistantService } from "../assistants/service.ts";
 import type { ServerContext } from "../context.ts";
 import {
   type AuthEvent,
@@ -65,17 +66,25 @@ export function scheduledNext(cron: Cron, afterMs: number): string | null {
   return next === null ? null : new Date(next).toISOString();
 }
 
+/** The services crons go through for the state others own: runs and their threads, assistants. */
+export interface CronDependencies {
+  runs: () => RunService;
+  assistants: () => AssistantService;
+}
+
 /** Creating, changing and firing crons; the scheduler decides when, this decides what. */
 export class CronService {
   readonly #ctx: ServerContext;
   readonly #store: CronStore;
   readonly #runs: () => RunService;
+  readonly #assistants: () => AssistantService;
   readonly #rules: ScheduleRules;
 
-  constructor(ctx: ServerContext, store: CronStore, runs: () => RunService, rules: ScheduleRules) {
+  constructor(ctx: ServerContext, store: CronStore, { runs, assistants }: CronDependencies, rules: ScheduleRules) {
     this.#ctx = ctx;
     this.#store = store;
     this.#runs = runs;
+    this.#assistants = assistants;
     this.#rules = rules;
   }
 
@@ -117,10 +126,9 @@ export class CronService {
   async create(threadId: string | undefined, body: CronCreate, auth?: RequestAuth): Promise<Cron> {
     const timezone = body.timezone ?? null;
     checkSchedule(body.schedule, timezone, this.#rules);
-    const assistantId = resolveAssistantId(this.#ctx, body.assistant_id);
-    if (!(await this.#ctx.storage.assistants.get(assistantId))) {
-      throw notFound(`No assistant found for "${body.assistant_id}"`);
-    }
+    // A graph id names its default assistant, which its owner re-creates when it went missing.
+    const assistant = await this.#assistants().find(body.assistant_id);
+    if (!assistant) throw notFound(`No assistant found for "${body.assistant_id}"`);
     const value = {
       payload: runPayload(body),
       schedule: body.schedule,
@@ -140,7 +148,7 @@ export class CronService {
     const now = new Date().toISOString();
     const cron: Cron = {
       cron_id: uuidv4(),
-      assistant_id: assistantId,
+      assistant_id: assistant.assistant_id,
       thread_id: threadId ?? null,
       on_run_completed: threadId === undefined ? (body.on_run_completed ?? "delete") : null,
       end_time: body.end_time ?? null,
