@@ -6,7 +6,7 @@ import { RedisRunStore } from "./redis-store.ts";
 import { newRun } from "./testing/contract.ts";
 
 // What the Redis store does beyond the contract both backends follow (testing/contract.ts) and the
-// scripts' transitions (redis-scripts.test.ts): the arguments it gives the scripts.
+// scripts' transitions (redis-scripts-*.test.ts): the arguments it gives the scripts.
 
 let redis: RedisClient;
 
