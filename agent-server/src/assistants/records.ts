@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import { matchesAuthFilter } from "../custom-auth/authorize.ts";
+import { mergeMetadata } from "../schemas/common.ts";
 import { jsonContains } from "../storage/json-match.ts";
 import type {
   Assistant,
@@ -40,7 +41,7 @@ export function applyAssistantPatch(
     graph_id: patch.graph_id ?? current.graph_id,
     config: patch.config ?? current.config,
     context: patch.context ?? current.context,
-    metadata: patch.metadata ? { ...current.metadata, ...patch.metadata } : current.metadata,
+    metadata: patch.metadata ? mergeMetadata(current.metadata, patch.metadata) : current.metadata,
     name: patch.name ?? current.name,
     description: patch.description !== undefined ? patch.description : current.description,
     version,

@@ -166,6 +166,25 @@ describe("crons on Redis (one process, injected clock)", () => {
     await client.crons.delete(cron.cron_id);
   });
 
+  it("refuses a metadata PATCH that would widen the cron's metadata past the key limit, changing nothing", async () => {
+    const keys = (from: number, count: number) =>
+      Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${from + i}`, from + i]));
+    const cron = await app.client.crons.create("adder", { schedule: "0 9 * * *", metadata: keys(0, 100) });
+    const patch = (metadata: object) =>
+      fetch(`${app.url}/runs/crons/${cron.cron_id}`, {
+        method: "PATCH",
+        headers: json,
+        body: JSON.stringify({ metadata }),
+      });
+    expect((await patch(keys(100, 28))).status).toBe(200);
+    const stored = await getCron(cron.cron_id);
+    const refused = await patch({ one_more: 1 });
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toMatchObject({ detail: [{ loc: ["body", "metadata"], type: "too_long" }] });
+    expect(await getCron(cron.cron_id)).toEqual(stored);
+    await app.client.crons.delete(cron.cron_id);
+  });
+
   it("refuses bad schedules and unknown references with 4xx JSON", async () => {
     const thread = await app.client.threads.create();
     const cases: [string, unknown, number][] = [

@@ -11,6 +11,7 @@ import {
   type RequestAuth,
 } from "../custom-auth/authorize.ts";
 import type { RunService } from "../runs/service.ts";
+import { mergeMetadata } from "../schemas/common.ts";
 import type { JsonObject } from "../storage/types.ts";
 import { nextRunAfter, ScheduleError, type ScheduleRules, validateSchedule, validateTimezone } from "./schedule.ts";
 import {
@@ -199,7 +200,7 @@ export class CronService {
       on_run_completed:
         cron.thread_id === null ? (patch.on_run_completed ?? cron.on_run_completed) : cron.on_run_completed,
       payload: { ...cron.payload, ...runPayload(patch) },
-      metadata: { ...cron.metadata, ...(patch.metadata ?? {}) },
+      metadata: mergeMetadata(cron.metadata, patch.metadata ?? {}),
       updated_at: new Date().toISOString(),
     };
     updated.next_run_date = scheduledNext(updated, Date.now());

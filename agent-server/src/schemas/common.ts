@@ -1,3 +1,4 @@
+import { unprocessable } from "@agentplane/common";
 import { z } from "zod";
 
 /** Any JSON object (not an array, not null). */
@@ -39,6 +40,26 @@ export const MetadataSchema = JsonObjectSchema.superRefine((metadata, ctx) => {
     break;
   }
 });
+
+/**
+ * `patch` merged into stored metadata, as a PATCH does: 422 when the merge adds keys and leaves
+ * more than METADATA_MAX_KEYS, so repeated PATCHes cannot widen metadata without bound (the
+ * schema bounds each request only). Keys already stored may still change.
+ */
+export function mergeMetadata(stored: Record<string, unknown>, patch: Record<string, unknown>) {
+  const merged = { ...stored, ...patch };
+  const width = Object.keys(merged).length;
+  if (width > METADATA_MAX_KEYS && width > Object.keys(stored).length) {
+    throw unprocessable([
+      {
+        loc: ["body", "metadata"],
+        msg: `metadata would have ${width} keys after the merge, more than ${METADATA_MAX_KEYS}`,
+        type: "too_long",
+      },
+    ]);
+  }
+  return merged;
+}
 
 /**
  * An optional field that also accepts an explicit `null` (the Python SDK sends `None` for

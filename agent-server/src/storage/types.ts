@@ -166,6 +166,8 @@ export interface ThreadSearch extends ThreadFilter {
 /** Fields the server itself maintains as runs progress (status, values, …). */
 export interface ThreadUpdate {
   metadata?: JsonObject;
+  /** `metadata` is a client's PATCH: the merge is refused (422) past the key limit (`mergeMetadata`). */
+  metadata_bounded?: boolean;
   /**
    * The status once no run of the thread is pending or running (a run's outcome); while one is,
    * the store writes `busy` whatever this says, checked in the same atomic step as the write.

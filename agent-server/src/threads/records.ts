@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import { matchesAuthFilter } from "../custom-auth/authorize.ts";
-import { MINUTE_MS } from "../schemas/common.ts";
+import { MINUTE_MS, mergeMetadata } from "../schemas/common.ts";
 import { jsonContains } from "../storage/json-match.ts";
 import type {
   Thread,
@@ -57,7 +57,12 @@ export function applyThreadUpdate(thread: Thread, update: ThreadUpdate, now: str
   if (update.ttl === null) delete next.ttl;
   else if (update.ttl) next.ttl = ttlOf(update.ttl, now);
   else if (thread.ttl) next.ttl = ttlFrom(thread.ttl, now);
-  if (update.metadata) next.metadata = { ...thread.metadata, ...update.metadata };
+  if (update.metadata) {
+    // Checked on the record being replaced, inside the store's compare-and-set: nothing is written when refused.
+    next.metadata = update.metadata_bounded
+      ? mergeMetadata(thread.metadata, update.metadata)
+      : { ...thread.metadata, ...update.metadata };
+  }
   if (update.values !== undefined) next.values = update.values;
   if (update.interrupts) next.interrupts = update.interrupts;
   if (update.config) next.config = update.config;

@@ -1,5 +1,6 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { METADATA_MAX_KEYS } from "../schemas/common.ts";
 import { type ApiServer, startApiServer, storageBackends } from "../storage/testing/api-server.ts";
 
 const backends = storageBackends("threads-http");
@@ -161,5 +162,36 @@ describe.each(backends)("thread routes on %s storage", (_kind, makeStorage) => {
     expect(missingDetail.body).toEqual({ detail: `Thread with ID ${missing} not found` });
     expect(await client.threads.get(id)).toEqual(kept);
     expect(await client.threads.count()).toBe(before);
+  });
+
+  it("bounds metadata after the merge: a PATCH that widens it past the limit is a 422 and changes nothing", async () => {
+    const keys = (from: number, count: number) =>
+      Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${from + i}`, from + i]));
+    const thread = (await call("POST", "/threads", { metadata: keys(0, 100) })).body;
+    const assistant = (await call("POST", "/assistants", { graph_id: "agent", metadata: keys(0, 100) })).body;
+    for (const path of [`/threads/${thread.thread_id}`, `/assistants/${assistant.assistant_id}`]) {
+      expect((await call("PATCH", path, { metadata: keys(100, METADATA_MAX_KEYS - 100) })).status).toBe(200);
+      const stored = (await call("GET", path)).body;
+      const refused = await call("PATCH", path, { metadata: { one_more: 1 } });
+      expect(refused).toMatchObject({
+        status: 422,
+        body: { detail: [{ loc: ["body", "metadata"], msg: expect.stringContaining("129 keys"), type: "too_long" }] },
+      });
+      expect((await call("GET", path)).body).toEqual(stored);
+      // Keys already there may still change.
+      const changed = await call("PATCH", path, { metadata: { k0: "changed" } });
+      expect(changed.body.metadata).toMatchObject({ k0: "changed" });
+      expect(Object.keys(changed.body.metadata)).toHaveLength(METADATA_MAX_KEYS);
+    }
+  });
+
+  it("checks concurrent metadata PATCHes against the record each replaces: the limit holds", async () => {
+    const thread = (await call("POST", "/threads", {})).body;
+    const batch = (n: number) => Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`b${n}-${i}`, i]));
+    const results = await Promise.all(
+      [0, 1, 2, 3].map((n) => call("PATCH", `/threads/${thread.thread_id}`, { metadata: batch(n) })),
+    );
+    expect(results.map(({ status }) => status).sort()).toEqual([200, 200, 422, 422]);
+    expect(Object.keys((await client.threads.get(thread.thread_id)).metadata ?? {})).toHaveLength(100);
   });
 });

@@ -137,7 +137,7 @@ export class ThreadService {
     const current = auth ? await this.get(threadId, auth, "threads:update", value) : undefined;
     const updated = await this.#ctx.storage.threads.update(
       threadId,
-      { metadata: value.metadata ?? {}, ttl: patch.ttl },
+      { metadata: value.metadata ?? {}, metadata_bounded: true, ttl: patch.ttl },
       current,
     );
     if (!updated) throw threadNotFound(threadId);
