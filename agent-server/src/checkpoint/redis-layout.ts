@@ -6,7 +6,7 @@ import { RedisScript } from "../storage/redis-script.ts";
  *
  * | key | type | holds |
  * |---|---|---|
- * | `<p>cp:c:<scope>:<id>` | hash | `checkpoint` (serde bytes, without channel_values), `type`, `metadata`, `metadata_type`, `parent`, `blobs` (the blob fields this checkpoint reads, NUL-joined) |
+ * | `<p>cp:c:<scope>:<id>` | string | the checkpoint's record, packed: the blob fields it reads, then its checkpoint (without channel_values) and metadata, compressed (`redis-record.ts`); a hash `checkpoint`, `type`, `metadata`, `metadata_type`, `parent`, `blobs` when written before |
  * | `<p>cp:ids:<scope>` | zset, score 0 | checkpoint ids (uuid6: lexicographic = time order) |
  * | `<p>cp:blobs:<scope>` | hash | `<channel>\n<version>` → frame `{type}` + serde bytes, one per channel version (shared by checkpoints); or a delta: frame `{type,base,prefix,suffix}` + the bytes between the `prefix` and `suffix` kept from the `base` field's value (`deltas.ts`) |
  * | `<p>cp:w:<scope>:<id>` | hash | `<task_id>\0<idx>` → frame `{channel,type,task_path}` + serde bytes |
@@ -100,11 +100,39 @@ export function decodeFrame<Header>(frame: Buffer): { header: Header; payload: B
   return { header: JSON.parse(frame.subarray(0, newline).toString()) as Header, payload: frame.subarray(newline + 1) };
 }
 
+/** The fields of a checkpoint record written before records were packed strings (`redis-record.ts`). */
+const LEGACY_FIELDS = ["checkpoint", "type", "metadata", "metadata_type", "parent", "blobs"];
+
+/** Lua: `record` (either layout) at `key`, and its blob list; the record is false when missing. */
+const READ_RECORD = `
+local function readRecord(key)
+  if redis.call("TYPE", key).ok == "string" then
+    local value = redis.call("GET", key)
+    local newline = string.find(value, "\\n", 1, true)
+    local length = tonumber(string.sub(value, 1, newline - 1))
+    return value, string.sub(value, newline + 1, newline + length)
+  end
+  local record = redis.call("HMGET", key, "${LEGACY_FIELDS.join('", "')}")
+  if not record[1] then return false, nil end
+  return record, record[6]
+end
+`;
+
+/** The records at KEYS, each as `RawRecord`. */
+export const readRecordsScript = new RedisScript(`${READ_RECORD}
+local result = {}
+for i, key in ipairs(KEYS) do
+  local record = readRecord(key)
+  result[i] = record
+end
+return result
+`);
+
 /**
  * Stores a checkpoint in one call. KEYS: blobs, checkpoint record, ids, scopes of the thread,
  * threads, the thread's change counter. ARGV: scope, thread id, checkpoint id, number of blobs, then per blob its field, frame
- * and the field a delta frame applies to ('' for a full copy), then the record's fields and
- * values. A stored channel version never changes (like the Postgres saver's ON CONFLICT DO
+ * and the field a delta frame applies to ('' for a full copy), then the packed
+ * record (`redis-record.ts`). A stored channel version never changes (like the Postgres saver's ON CONFLICT DO
  * NOTHING); the record is replaced whole. When the base of a new delta is gone (the thread was
  * pruned, deleted or rolled back since this process saw it), nothing is written and the fields
  * of those deltas are returned, to be sent again as full copies.
@@ -126,8 +154,7 @@ for _ = 1, count do
   redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
   i = i + 3
 end
-redis.call('DEL', KEYS[2])
-redis.call('HSET', KEYS[2], unpack(ARGV, i))
+redis.call('SET', KEYS[2], ARGV[i])
 redis.call('ZADD', KEYS[3], 0, ARGV[3])
 redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('SADD', KEYS[5], ARGV[2])
@@ -173,22 +200,22 @@ return 1
  * One round trip for a checkpoint tuple: resolves the latest id when none is given (the last
  * member of the id zset, O(log n)), then reads the record, its writes and the blobs it names,
  * each with the chain of frames it is a delta against. KEYS: ids zset, blobs hash. ARGV:
- * checkpoint id or "", record key prefix, writes key prefix. Returns false or {id, record fields,
+ * checkpoint id or "", record key prefix, writes key prefix. Returns false or {id, record (`RawRecord`),
  * writes (flat hash), per blob its frames newest first (the last one a full copy; none when the
  * version is missing)}.
  */
-export const loadTupleScript = new RedisScript(`${BASE_OF}
+export const loadTupleScript = new RedisScript(`${BASE_OF}${READ_RECORD}
 local id = ARGV[1]
 if id == "" then
   local latest = redis.call("ZRANGE", KEYS[1], -1, -1)
   if #latest == 0 then return false end
   id = latest[1]
 end
-local record = redis.call("HMGET", ARGV[2] .. id, "checkpoint", "type", "metadata", "metadata_type", "parent", "blobs")
-if not record[1] then return false end
+local record, blobs = readRecord(ARGV[2] .. id)
+if not record then return false end
 local chains = {}
-if record[6] and record[6] ~= "" then
-  for field in string.gmatch(record[6], "[^%z]+") do
+if blobs and blobs ~= "" then
+  for field in string.gmatch(blobs, "[^%z]+") do
     local chain = {}
     local link = field
     for _ = 1, ${CHAIN_GUARD} do
@@ -253,7 +280,8 @@ return 1
 /**
  * What copying a thread reads, in one step: KEYS: the thread's scope set, its change counter.
  * ARGV: key base. Returns {counter or false, per scope {scope, checkpoint ids, ids with writes,
- * each checkpoint's metadata and metadata type ('' when missing)}}.
+ * each legacy record's metadata and metadata type ('' when missing, and for a packed record: its
+ * thread id needs no rewriting)}}.
  */
 export const copySnapshotScript = new RedisScript(`
 local base = ARGV[1]
@@ -262,9 +290,13 @@ for _, scope in ipairs(redis.call("SMEMBERS", KEYS[1])) do
   local ids = redis.call("ZRANGE", base .. "ids:" .. scope, 0, -1)
   local metadata, types = {}, {}
   for i, id in ipairs(ids) do
-    local record = redis.call("HMGET", base .. "c:" .. scope .. ":" .. id, "metadata", "metadata_type")
-    metadata[i] = record[1] or ""
-    types[i] = record[2] or ""
+    local key = base .. "c:" .. scope .. ":" .. id
+    metadata[i], types[i] = "", ""
+    if redis.call("TYPE", key).ok == "hash" then
+      local record = redis.call("HMGET", key, "metadata", "metadata_type")
+      metadata[i] = record[1] or ""
+      types[i] = record[2] or ""
+    end
   end
   scopes[#scopes + 1] = {scope, ids, redis.call("SMEMBERS", base .. "wids:" .. scope), metadata, types}
 end

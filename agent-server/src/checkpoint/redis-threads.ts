@@ -8,9 +8,11 @@ import {
   decodeFrame,
   namespaceOfScope,
   parseWriteField,
+  readRecordsScript,
   scopeOf,
 } from "./redis-layout.ts";
 import { changeAtomically, Plan } from "./redis-plan.ts";
+import { blobListOf, decodeRecord, type RawRecord } from "./redis-record.ts";
 
 /** Members of a set or zset (index order), as strings. */
 export async function members(
@@ -20,6 +22,11 @@ export async function members(
 ): Promise<string[]> {
   const found = type === "set" ? await redis.sMembers(key) : await redis.zRange(key, 0, -1);
   return found.map((member) => member.toString());
+}
+
+/** Checkpoint records (either layout) at `keys`, in one call. */
+async function readRecords(saver: RedisCheckpointer, keys: string[]): Promise<RawRecord[]> {
+  return keys.length === 0 ? [] : ((await readRecordsScript.run(saver.redis, keys, [])) as RawRecord[]);
 }
 
 /** `fields` plus the fields their deltas are built on: the channel versions to keep for them to stay readable. */
@@ -115,8 +122,14 @@ async function planPrune(saver: RedisCheckpointer, threadId: string): Promise<Pl
       saver.redis.hKeys(saver.keys.blobs(scope)),
     ]);
     const kept = keep.has(namespaceOfScope(scope)) ? latestId(ids) : undefined;
-    const blobs = kept ? await saver.redis.hGet(saver.keys.checkpoint(scope, kept), "blobs") : null;
-    const keptBlobs = await withDeltaBases(saver, scope, blobs?.toString().split("\0").filter(Boolean) ?? []);
+    const [record] = kept ? await readRecords(saver, [saver.keys.checkpoint(scope, kept)]) : [];
+    const keptBlobs = await withDeltaBases(
+      saver,
+      scope,
+      blobListOf(record ?? null)
+        .split("\0")
+        .filter(Boolean),
+    );
     for (const id of ids)
       if (id !== kept) changes.unlink(saver.keys.checkpoint(scope, id)).zRem(saver.keys.ids(scope), id);
     for (const id of writeIds)
@@ -142,15 +155,15 @@ async function planDeleteRun(saver: RedisCheckpointer, threadId: string, runId: 
   const changes = new Plan();
   for (const scope of scopes) {
     const ids = await members(saver.redis, saver.keys.ids(scope), "zset");
-    const records = await Promise.all(
-      ids.map((id) => saver.redis.hmGet(saver.keys.checkpoint(scope, id), ["metadata", "metadata_type", "blobs"])),
+    const records = await readRecords(
+      saver,
+      ids.map((id) => saver.keys.checkpoint(scope, id)),
     );
     const kept: string[] = [];
     const keptBlobs = new Set<string>();
-    for (const [index, [bytes, type, blobs]] of records.entries()) {
+    for (const [index, raw] of records.entries()) {
       const id = ids[index] as string;
-      const metadata =
-        bytes && type ? ((await saver.serde.loadsTyped(type.toString(), bytes)) as { run_id?: unknown }) : {};
+      const metadata = ((await decodeRecord(saver.serde, threadId, id, raw))?.metadata ?? {}) as { run_id?: unknown };
       if (metadata.run_id === runId) {
         changes
           .unlink([saver.keys.checkpoint(scope, id), saver.keys.writes(scope, id)])
@@ -159,7 +172,7 @@ async function planDeleteRun(saver: RedisCheckpointer, threadId: string, runId: 
         continue;
       }
       kept.push(id);
-      for (const field of blobs?.toString().split("\0") ?? []) if (field) keptBlobs.add(field);
+      for (const field of blobListOf(raw).split("\0")) if (field) keptBlobs.add(field);
     }
     if (kept.length === 0) {
       changes

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { RedisCheckpointer } from "./redis.ts";
 import { scopeOf } from "./redis-layout.ts";
+import { blobListOf } from "./redis-record.ts";
 
 const State = Annotation.Root({
   items: Annotation<string[]>({ reducer: (left, right) => left.concat(right), default: () => [] }),
@@ -71,7 +72,9 @@ describe("RedisCheckpointer storage layout", () => {
     const scope = scopeOf(thread, "");
     expect(await keysOf(checkpointer.keys.checkpointPrefix(scope))).toHaveLength(1);
     const [latest] = await client.zRange(checkpointer.keys.ids(scope), 0, -1);
-    const needed = (await client.hGet(checkpointer.keys.checkpoint(scope, latest ?? ""), "blobs"))?.split("\0") ?? [];
+    const needed = blobListOf(await checkpointer.redis.get(checkpointer.keys.checkpoint(scope, latest ?? ""))).split(
+      "\0",
+    );
     expect((await client.hKeys(checkpointer.keys.blobs(scope))).sort()).toEqual(needed.sort());
     const writeKeys = await keysOf(checkpointer.keys.writesPrefix(scope));
     expect(writeKeys.every((key) => key.endsWith(`:${latest}`))).toBe(true);

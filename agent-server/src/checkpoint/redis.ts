@@ -21,7 +21,6 @@ import { KnownVersions } from "./deltas.ts";
 import { checkpointMetadata, runIdOf, TaskWritesTracker } from "./metadata.ts";
 import { asFullCopies, decodeBlobs, encodeBlob, orderedWrites, pairs, rememberStored } from "./redis-codec.ts";
 import {
-  blobField,
   CheckpointKeys,
   deleteThreadScript,
   encodeFrame,
@@ -33,15 +32,15 @@ import {
   writeField,
 } from "./redis-layout.ts";
 import { DELETED_COUNTER_SECONDS } from "./redis-plan.ts";
+import { decodeRecord, packRecord, type RawRecord } from "./redis-record.ts";
 import { copyThread, deleteRun, members, pruneThread } from "./redis-threads.ts";
 import { FastJsonPlusSerializer } from "./serde.ts";
 
 const binaryClient = (client: RedisClient) => client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
 type BinaryClient = ReturnType<typeof binaryClient>;
 
-type Maybe<T> = T | null;
 /** What `loadTupleScript` returns. */
-type TupleReply = [Buffer, Maybe<Buffer>[], Buffer[], Buffer[][]];
+type TupleReply = [Buffer, RawRecord, Buffer[], Buffer[][]];
 
 const LIST_PAGE = 64;
 
@@ -125,10 +124,9 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     const parentId = config.configurable?.checkpoint_id as string | undefined;
     const scope = scopeOf(threadId, checkpointNs);
     const stored = checkpointMetadata(config, metadata, checkpoint, this.#taskWrites.put(config, checkpoint));
-    const { channel_values: values, ...withoutValues } = checkpoint;
-    const [[type, serialized], [metadataType, serializedMetadata], blobs] = await Promise.all([
-      this.serde.dumpsTyped(withoutValues),
-      this.serde.dumpsTyped(stored),
+    const values = checkpoint.channel_values;
+    const [record, blobs] = await Promise.all([
+      packRecord(this.serde, threadId, checkpoint, stored, parentId),
       Promise.all(
         Object.keys(newVersions).map((channel) =>
           encodeBlob(this.serde, this.#known, scope, channel, newVersions[channel] as number | string, values),
@@ -136,16 +134,6 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       ),
     ]);
     const recordKey = this.keys.checkpoint(scope, checkpoint.id);
-    const record: Record<string, string | Buffer> = {
-      checkpoint: Buffer.from(serialized),
-      type,
-      metadata: Buffer.from(serializedMetadata),
-      metadata_type: metadataType,
-      blobs: Object.entries(checkpoint.channel_versions)
-        .map(([channel, version]) => blobField(channel, version))
-        .join("\0"),
-    };
-    if (parentId !== undefined) record.parent = parentId;
     const keys = [
       this.keys.blobs(scope),
       recordKey,
@@ -157,7 +145,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     const run = () => {
       const args: (string | Buffer)[] = [scope, threadId, checkpoint.id, String(blobs.length)];
       for (const { field, frame, base } of blobs) args.push(field, frame, base?.field ?? "");
-      for (const [field, value] of Object.entries(record)) args.push(field, value);
+      args.push(record);
       return putCheckpointScript.run(this.redis, keys, args);
     };
     const missing = await run();
@@ -262,19 +250,18 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       [checkpointId, this.keys.checkpointPrefix(scope), this.keys.writesPrefix(scope)],
     )) as TupleReply | null;
     if (!reply) return undefined;
-    const [idBytes, [serialized, type, metadataBytes, metadataType, parentBytes, blobList], writesFlat, chains] = reply;
-    if (!serialized || !type || !metadataBytes || !metadataType) return undefined;
+    const [idBytes, raw, writesFlat, chains] = reply;
     const id = idBytes.toString();
-    const parentId = parentBytes?.toString();
-    const checkpoint = (await this.serde.loadsTyped(type.toString(), serialized)) as Checkpoint;
-    const blobs = blobList?.toString() ?? "";
+    const record = await decodeRecord(this.serde, threadId, id, raw);
+    if (!record) return undefined;
+    const { checkpoint, parentId, blobList: blobs } = record;
     checkpoint.channel_values = await decodeBlobs(this.serde, this.#known, scope, blobs, chains, checkpointId === "");
     const writes = orderedWrites(pairs(writesFlat));
     if (checkpoint.v < 4 && parentId !== undefined) await this.migratePendingSends(checkpoint, scope, parentId);
     const tuple: CheckpointTuple = {
       config: { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: id } },
       checkpoint,
-      metadata: (await this.serde.loadsTyped(metadataType.toString(), metadataBytes)) as CheckpointMetadata,
+      metadata: record.metadata,
       pendingWrites: await Promise.all(
         writes.map(
           async ({ taskId, header, payload }): Promise<CheckpointPendingWrite> => [

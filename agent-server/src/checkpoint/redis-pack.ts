@@ -1,0 +1,58 @@
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+
+/**
+ * Small stored values (checkpoint records, pending writes, short channel versions) compressed
+ * with a preset dictionary of what they are made of: LangChain message constructors, checkpoint
+ * and metadata keys, frame headers. A 700-byte record of which two thirds is such boilerplate
+ * takes about 230 bytes; without the dictionary deflate saves little on values this short.
+ *
+ * The dictionary is part of the stored format: records written with it are read with it, so it
+ * never changes; a different one needs a new flag byte.
+ */
+const DICTIONARY = Buffer.from(
+  [
+    '{"channel":"branch:to:","type":"json","task_path":"~__pregel_push, ~__pregel_pull, __start__","run_id":"',
+    '{"t":"json","mt":"json","n":,"v":1,"h":1,"p":"1f',
+    '{"v":4,"ts":"20","versions_seen":{"__input__":{},"__start__":{"__start__":},"branch:to:',
+    '"run_attempt":1,"source":"input","source":"loop","step":,"parents":{},"writes":null,"writes":{"__start__":',
+    '{"run_id":"","thread_id":0,"graph_id":"","assistant_id":"","created_by":"system",',
+    '{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],"kwargs":{"tool_call_id":"',
+    '{"lc":1,"type":"constructor","id":["langchain_core","messages","SystemMessage"],"kwargs":{"content":"',
+    '{"lc":1,"type":"constructor","id":["langchain_core","messages","HumanMessage"],"kwargs":{"content":"',
+    '"name":"","args":{},"type":"tool_call"},"usage_metadata":{"input_tokens":,"output_tokens":,"total_tokens":',
+    '{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessage"],"kwargs":{"content":"',
+    '","tool_calls":[],"invalid_tool_calls":[],"additional_kwargs":{},"response_metadata":{},"id":"',
+    '"}}]}}}{"messages":[{"role":"human","content":"',
+  ].join(""),
+);
+
+const PLAIN = 0x6a; // "j"
+const COMPRESSED = 0x7a; // "z"
+
+/** Compression is not worth its CPU below this, and values this short rarely shrink. */
+const MIN_COMPRESS = 48;
+/** Above this a value is left as it is: large values are rare (full copies), and read often. */
+export const MAX_COMPRESS = 16 * 1024;
+
+const OPTIONS = { dictionary: DICTIONARY, level: 6 };
+
+/** A flag byte, then the bytes deflated with the dictionary, or as they are when that is not smaller. */
+export function pack(bytes: Buffer): Buffer {
+  if (bytes.length >= MIN_COMPRESS && bytes.length <= MAX_COMPRESS) {
+    const deflated = deflateRawSync(bytes, OPTIONS);
+    if (deflated.length + 1 < bytes.length) return Buffer.concat([Buffer.of(COMPRESSED), deflated]);
+  }
+  return Buffer.concat([Buffer.of(PLAIN), bytes]);
+}
+
+/** Whether `value` was written by `pack` (frames written before it start with `{`). */
+export function isPacked(value: Buffer): boolean {
+  return value[0] === PLAIN || value[0] === COMPRESSED;
+}
+
+export function unpack(value: Buffer): Buffer {
+  const body = value.subarray(1);
+  if (value[0] === PLAIN) return body;
+  if (value[0] === COMPRESSED) return inflateRawSync(body, OPTIONS);
+  throw new Error(`not a packed value (flag ${value[0]})`);
+}
