@@ -25,14 +25,23 @@ const PAGE_BYTES = 1 << 18;
 export const EVENTS_DROPPED = "EventsDropped";
 
 /**
- * Stands in for the events after `afterId` that the log dropped (its entry cap) before `first`,
- * the oldest it holds: an `error` event (with the id before `first`, so resuming from it reads
- * on without a gap), after which reading continues from `first`. A log that starts at a retried
- * attempt's marker (`metadata`, see `RunEventLog.startAttempt`) dropped nothing a client needs.
+ * The ids after `afterId` that the log dropped (its entry cap) before `first`, the oldest entry
+ * it holds; undefined when none. A log that starts at a retried attempt's marker (`metadata`,
+ * see `RunEventLog.startAttempt`) dropped nothing a client needs.
+ */
+export function droppedIds(first: LoggedEvent, afterId: number): { from: number; to: number } | undefined {
+  if (first.id <= afterId + 1 || first.event === "metadata") return undefined;
+  return { from: afterId + 1, to: first.id - 1 };
+}
+
+/**
+ * Stands in for the events `droppedIds` finds: an `error` event (with the id before `first`, so
+ * resuming from it reads on without a gap), after which reading continues from `first`.
  */
 function droppedBefore(first: LoggedEvent, afterId: number): LoggedEvent | undefined {
-  if (first.id <= afterId + 1 || first.event === "metadata") return undefined;
-  const message = `Events ${afterId + 1} to ${first.id - 1} of this stream were dropped (its log keeps only the latest events); continuing from event ${first.id}`;
+  const dropped = droppedIds(first, afterId);
+  if (!dropped) return undefined;
+  const message = `Events ${dropped.from} to ${dropped.to} of this stream were dropped (its log keeps only the latest events); continuing from event ${first.id}`;
   return { id: first.id - 1, event: "error", data: JSON.stringify({ error: EVENTS_DROPPED, message }) };
 }
 

@@ -7,7 +7,7 @@ import { type ServerProcess, spawnServer } from "../runs/testing/process.ts";
 /**
  * A protocol run that emits ten times more events than RUN_EVENT_LOG_MAX_EVENTS: a stream of
  * the thread from its start is told, over SSE and over a WebSocket, that the run's first events
- * were dropped, then gets the kept ones.
+ * were dropped, then gets the kept ones; `agent.getTree` says so beside the tree.
  */
 
 const config = new URL("./testing/langgraph.json", import.meta.url).pathname;
@@ -108,5 +108,19 @@ describe("a thread stream over a capped run log", () => {
     const indices = events.flatMap((frame) => customIndex(frame) ?? []);
     expect(indices.at(-1)).toBe(EVENTS - 1);
     expect(indices).toEqual(indices.map((_, i) => EVENTS - indices.length + i));
+  });
+
+  it("agent.getTree: the tree from the kept events, and that the earliest were dropped", async () => {
+    const response = await fetch(`${server.url}/threads/${threadId}/commands`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: 2, method: "agent.getTree", params: {} }),
+    });
+    expect(response.status).toBe(200);
+    const { result } = (await response.json()) as { result: Record<string, unknown> };
+    expect(result).toEqual({
+      tree: { namespace: [], status: "completed", graph_name: "chatty" },
+      events_dropped: expect.stringMatching(/^Events 0 to \d+ of this run were dropped/),
+    });
   });
 });

@@ -220,7 +220,7 @@ export class ThreadProtocolService {
     const found = runId === undefined ? await this.#events.last(index) : await this.#findRun(index, runId);
     if (!found) throw new CommandError(404, "no_such_run", "No active run is bound to this thread.");
     const run = JSON.parse(found.data) as IndexedRun;
-    return { tree: await runAgentTree(this.#events, { ...run, ordinal: found.id + 1 }) };
+    return { ...(await runAgentTree(this.#events, { ...run, ordinal: found.id + 1 })) };
   }
 
   /** The entry of the thread's run list that names `runId`. */

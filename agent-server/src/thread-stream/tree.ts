@@ -1,5 +1,6 @@
 import { isPrefixMatch, normalizeNamespaceSegment } from "@langchain/langgraph/stream";
 import type { RunEventLog } from "../stream/event-log.ts";
+import { droppedIds } from "../stream/reader.ts";
 import { type ProtocolEvent, toProtocolEvent } from "./events.ts";
 
 /** `agent.getTree`'s answer: one node per namespace a run's events named, children below it. */
@@ -80,6 +81,13 @@ export class AgentTree {
 const PAGE = 500;
 const PAGE_BYTES = 1 << 18;
 
+/** `agent.getTree`'s result: the tree, and what was missing to build it, as streams report it. */
+export interface AgentTreeResult {
+  tree: AgentTreeNode;
+  /** The log had dropped the run's earliest events (its entry cap): the tree is built from the rest. */
+  events_dropped?: string;
+}
+
 /**
  * The agent tree of a thread's protocol run (its `ordinal`, from 1) as its log holds it now,
  * read a page at a time: a running run's tree so far, a finished run's whole tree.
@@ -87,17 +95,24 @@ const PAGE_BYTES = 1 << 18;
 export async function runAgentTree(
   events: RunEventLog,
   run: { ordinal: number; run_id: string; graph_id: string },
-): Promise<AgentTreeNode> {
+): Promise<AgentTreeResult> {
   const tree = new AgentTree(run.graph_id);
   let after = -1;
+  let eventsDropped: string | undefined;
   for (;;) {
     const page = await events.range(run.run_id, after, PAGE, PAGE_BYTES);
+    const dropped = after === -1 && page[0] ? droppedIds(page[0], after) : undefined;
+    if (dropped) {
+      eventsDropped = `Events ${dropped.from} to ${dropped.to} of this run were dropped (its log keeps only the latest events): the tree is built from the events after them`;
+    }
     for (const entry of page) {
       const sent = toProtocolEvent(run.ordinal, run.graph_id, entry);
       if (sent) tree.add(sent.event);
       after = entry.id;
     }
     const bytes = page.reduce((sum, entry) => sum + entry.data.length, 0);
-    if (page.length < PAGE && bytes < PAGE_BYTES) return tree.node();
+    if (page.length < PAGE && bytes < PAGE_BYTES) {
+      return { tree: tree.node(), ...(eventsDropped && { events_dropped: eventsDropped }) };
+    }
   }
 }
