@@ -1,6 +1,7 @@
 import { compareWritesSortKeys, type SerializerProtocol, writesSortKey } from "@langchain/langgraph-checkpoint";
-import { applyChain, type DeltaHeader, deltaAgainst, type KnownVersion, type KnownVersions } from "./deltas.ts";
-import { blobField, channelOfBlobField, decodeFrame, encodeFrame, parseWriteField } from "./redis-layout.ts";
+import { applyChain, deltaAgainst, type KnownVersion, type KnownVersions } from "./deltas.ts";
+import { blobField, channelOfBlobField, encodeFrame, parseWriteField } from "./redis-layout.ts";
+import { blobFrame, decodeBlobFrame, decodeWriteFrame } from "./redis-pack.ts";
 
 /** Encoding and decoding of what the Redis checkpointer stores: channel versions (as deltas) and pending writes. */
 
@@ -53,16 +54,16 @@ export async function encodeBlob(
   return delta
     ? {
         ...{ channel, field, type: blobType, bytes, base, deltaBytes: delta.payload.length },
-        frame: encodeFrame(delta.header, delta.payload),
+        frame: blobFrame(delta.header, delta.payload),
       }
-    : { channel, field, type: blobType, bytes, frame: encodeFrame({ type: blobType }, bytes) };
+    : { channel, field, type: blobType, bytes, frame: blobFrame({ type: blobType }, bytes) };
 }
 
 /** Deltas whose base was removed since this process saw it are sent again as full copies. */
 export function asFullCopies(blobs: BlobWrite[], missing: Set<string>): void {
   for (const blob of blobs) {
     if (!missing.has(blob.field)) continue;
-    blob.frame = encodeFrame({ type: blob.type }, blob.bytes);
+    blob.frame = blobFrame({ type: blob.type }, blob.bytes);
     delete blob.base;
     delete blob.deltaBytes;
   }
@@ -93,7 +94,7 @@ export async function decodeBlobs(
   const values: Record<string, unknown> = {};
   await Promise.all(
     fields.map(async (field, index) => {
-      const frames = (chains[index] ?? []).map((frame) => decodeFrame<DeltaHeader>(frame)).reverse();
+      const frames = (chains[index] ?? []).map((frame) => decodeBlobFrame(frame)).reverse();
       const [full, ...deltas] = frames;
       if (!full) return;
       const { type } = frames[frames.length - 1]?.header ?? full.header;
@@ -122,7 +123,7 @@ export function orderedWrites(entries: Iterable<readonly [string, Buffer]>): Sto
   const writes: StoredWrite[] = [];
   for (const [field, frame] of entries) {
     const { taskId, idx } = parseWriteField(field);
-    const { header, payload } = decodeFrame<WriteHeader>(frame);
+    const { header, payload } = decodeWriteFrame(frame);
     writes.push({ taskId, idx, header, payload });
   }
   const sortKey = (write: StoredWrite) => writesSortKey(write.header.task_path, write.taskId, write.idx);

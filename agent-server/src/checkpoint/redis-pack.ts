@@ -1,4 +1,7 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
+import type { DeltaHeader } from "./deltas.ts";
+import type { WriteHeader } from "./redis-codec.ts";
+import { decodeFrame, encodeFrame } from "./redis-layout.ts";
 
 /**
  * Small stored values (checkpoint records, pending writes, short channel versions) compressed
@@ -36,13 +39,21 @@ export const MAX_COMPRESS = 16 * 1024;
 
 const OPTIONS = { dictionary: DICTIONARY, level: 6 };
 
+/** The bytes deflated with the dictionary; undefined when that would not make them smaller or is not worth it. */
+export function deflate(bytes: Uint8Array): Buffer | undefined {
+  if (bytes.length < MIN_COMPRESS || bytes.length > MAX_COMPRESS) return undefined;
+  const deflated = deflateRawSync(bytes, OPTIONS);
+  return deflated.length + 1 < bytes.length ? deflated : undefined;
+}
+
+export function inflate(bytes: Uint8Array): Buffer {
+  return inflateRawSync(bytes, OPTIONS);
+}
+
 /** A flag byte, then the bytes deflated with the dictionary, or as they are when that is not smaller. */
 export function pack(bytes: Buffer): Buffer {
-  if (bytes.length >= MIN_COMPRESS && bytes.length <= MAX_COMPRESS) {
-    const deflated = deflateRawSync(bytes, OPTIONS);
-    if (deflated.length + 1 < bytes.length) return Buffer.concat([Buffer.of(COMPRESSED), deflated]);
-  }
-  return Buffer.concat([Buffer.of(PLAIN), bytes]);
+  const deflated = deflate(bytes);
+  return Buffer.concat([Buffer.of(deflated ? COMPRESSED : PLAIN), deflated ?? bytes]);
 }
 
 /** Whether `value` was written by `pack` (frames written before it start with `{`). */
@@ -53,6 +64,30 @@ export function isPacked(value: Buffer): boolean {
 export function unpack(value: Buffer): Buffer {
   const body = value.subarray(1);
   if (value[0] === PLAIN) return body;
-  if (value[0] === COMPRESSED) return inflateRawSync(body, OPTIONS);
+  if (value[0] === COMPRESSED) return inflate(body);
   throw new Error(`not a packed value (flag ${value[0]})`);
+}
+
+/**
+ * A channel version's frame (`redis-layout.ts`) with its payload compressed when that makes it
+ * smaller, said by `"z":1` in the header; the header stays as it is, for scripts to read.
+ */
+export function blobFrame(header: object, payload: Uint8Array): Buffer {
+  const deflated = deflate(payload);
+  return deflated ? encodeFrame({ ...header, z: 1 }, deflated) : encodeFrame(header, payload);
+}
+
+export function decodeBlobFrame(frame: Buffer): { header: DeltaHeader; payload: Buffer } {
+  const { header, payload } = decodeFrame<DeltaHeader & { z?: 1 }>(frame);
+  return header.z ? { header, payload: inflate(payload) } : { header, payload };
+}
+
+/** A pending write's frame, packed whole: nothing reads a write's header inside Redis. */
+export function writeFrame(header: WriteHeader, payload: Uint8Array): Buffer {
+  return pack(encodeFrame(header, payload));
+}
+
+/** A pending write's frame; those written before writes were packed start with their header's `{`. */
+export function decodeWriteFrame(frame: Buffer): { header: WriteHeader; payload: Buffer } {
+  return decodeFrame<WriteHeader>(isPacked(frame) ? unpack(frame) : frame);
 }

@@ -1,16 +1,15 @@
 import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { latestId, namespacesToKeep } from "./prune.ts";
 import type { RedisCheckpointer } from "./redis.ts";
-import type { WriteHeader } from "./redis-codec.ts";
 import {
   blobClosureScript,
   copySnapshotScript,
-  decodeFrame,
   namespaceOfScope,
   parseWriteField,
   readRecordsScript,
   scopeOf,
 } from "./redis-layout.ts";
+import { decodeWriteFrame } from "./redis-pack.ts";
 import { changeAtomically, Plan } from "./redis-plan.ts";
 import { blobListOf, decodeRecord, type RawRecord } from "./redis-record.ts";
 
@@ -183,7 +182,7 @@ async function planDeleteRun(saver: RedisCheckpointer, threadId: string, runId: 
     const newest = latestId(kept) as string;
     const writes = await saver.redis.hGetAll(saver.keys.writes(scope, newest));
     const runWrites = Object.entries(writes)
-      .filter(([, frame]) => decodeFrame<WriteHeader>(frame as Buffer).header.run_id === runId)
+      .filter(([, frame]) => decodeWriteFrame(frame as Buffer).header.run_id === runId)
       .map(([field]) => field);
     if (runWrites.length > 0) changes.hDel(saver.keys.writes(scope, newest), runWrites);
     if (kept.length < ids.length) {

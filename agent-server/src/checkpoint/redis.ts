@@ -23,7 +23,6 @@ import { asFullCopies, decodeBlobs, encodeBlob, orderedWrites, pairs, rememberSt
 import {
   CheckpointKeys,
   deleteThreadScript,
-  encodeFrame,
   loadTupleScript,
   namespaceOfScope,
   putCheckpointScript,
@@ -32,6 +31,7 @@ import {
   writeField,
 } from "./redis-layout.ts";
 import { DELETED_COUNTER_SECONDS } from "./redis-plan.ts";
+import { writeFrame } from "./redis-pack.ts";
 import { decodeRecord, packRecord, type RawRecord } from "./redis-record.ts";
 import { copyThread, deleteRun, members, pruneThread } from "./redis-threads.ts";
 import { FastJsonPlusSerializer } from "./serde.ts";
@@ -175,7 +175,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
         return {
           index,
           field: writeField(taskId, index),
-          frame: encodeFrame({ channel, type, task_path: taskPath ?? "", ...(runId && { run_id: runId }) }, bytes),
+          frame: writeFrame({ channel, type, task_path: taskPath ?? "", ...(runId && { run_id: runId }) }, bytes),
         };
       }),
     );

@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { decodeFrame, encodeFrame } from "./redis-layout.ts";
+import { blobFrame, decodeBlobFrame, decodeWriteFrame, isPacked, pack, unpack, writeFrame } from "./redis-pack.ts";
+
+const message = Buffer.from(
+  '[{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessage"],"kwargs":{"content":"It is fast",' +
+    '"tool_calls":[],"invalid_tool_calls":[],"additional_kwargs":{},"response_metadata":{},"id":"run-1"}}]',
+);
+
+describe("packed values", () => {
+  it("compress what the dictionary knows, keep short or incompressible values as they are", () => {
+    const packed = pack(message);
+    expect(packed.length).toBeLessThan(message.length / 3);
+    expect(unpack(packed)).toEqual(message);
+    const short = Buffer.from("null");
+    expect(unpack(pack(short))).toEqual(short);
+    expect(pack(short).length).toBe(short.length + 1);
+  });
+
+  it("blob frames keep their header readable and say when the payload is compressed", () => {
+    const frame = blobFrame({ type: "json", base: "messages\n1.5", prefix: 10, suffix: 1 }, message);
+    expect(decodeFrame<{ base: string; z: number }>(frame).header).toMatchObject({ base: "messages\n1.5", z: 1 });
+    expect(decodeBlobFrame(frame).payload).toEqual(message);
+    // Frames written before compression: their payload as it is.
+    expect(decodeBlobFrame(encodeFrame({ type: "json" }, message)).payload).toEqual(message);
+  });
+
+  it("write frames are packed whole, and those written before are read as they were", () => {
+    const header = { channel: "messages", type: "json", task_path: "~__pregel_pull, agent", run_id: "r" };
+    const frame = writeFrame(header, message);
+    expect(isPacked(frame)).toBe(true);
+    expect(frame.length).toBeLessThan(message.length / 2);
+    expect(decodeWriteFrame(frame)).toEqual({ header, payload: message });
+    expect(decodeWriteFrame(encodeFrame(header, message))).toEqual({ header, payload: message });
+  });
+});
