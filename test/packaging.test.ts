@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
-import { parseDockerfile } from "../agent-server/src/image/testing/assemble.ts";
+import { parseDockerfile } from "../agent-server/src/image/testing/dockerfile.ts";
 import { currentTable, replaceTable, START_MARKER } from "../scripts/chart-values-table.ts";
 import { CHART, REPO } from "../testing/helm.ts";
 
