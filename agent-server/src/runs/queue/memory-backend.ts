@@ -1,15 +1,10 @@
 import { EventEmitter } from "node:events";
 import type { RunFence } from "../../storage/types.ts";
-import {
-  DEFAULT_MAX_LOGGED_EVENTS,
-  END_EVENT,
-  type LoggedEvent,
-  type NewEvent,
-  type RunEventLog,
-} from "../../stream/event-log.ts";
+import { DEFAULT_MAX_LOGGED_EVENTS, END_EVENT, type RunEventLog } from "../../stream/event-log.ts";
 import type { MemoryThreadStore, ThreadRunsView } from "../../threads/memory-store.ts";
 import type { CancelAction, Run, RunStatus } from "../schemas.ts";
 import type { RunBackend } from "./backend.ts";
+import { MemoryRunEventLog } from "./memory-event-log.ts";
 import type {
   CancelOutcome,
   ClaimedRun,
@@ -253,72 +248,6 @@ class MemoryRunStore implements RunStore, ThreadRunsView {
       .filter(([threadId, queue]) => queue.length > 0 && !this.#active.has(threadId))
       .map(([, queue]) => this.#runs.get(queue[0] as string)?.startAt ?? Infinity);
     return due.length > 0 ? Math.min(...due) : undefined;
-  }
-}
-
-class MemoryRunEventLog implements RunEventLog {
-  readonly #logs = new Map<string, LoggedEvent[]>();
-  readonly #signals: EventEmitter;
-  readonly #maxEvents: number;
-  /** Whether an attempt holds its run's lease; fenced appends are refused otherwise. */
-  #owns: (runId: string, attempt: number) => boolean = () => true;
-
-  constructor(signals: EventEmitter, maxEvents: number) {
-    this.#signals = signals;
-    this.#maxEvents = maxEvents;
-  }
-
-  bindRuns(store: MemoryRunStore): void {
-    this.#owns = (runId, attempt) => store.owns(runId, attempt);
-  }
-
-  async append(runId: string, events: NewEvent[], expireSeconds?: number, attempt?: number): Promise<boolean> {
-    if (attempt !== undefined && !this.#owns(runId, attempt)) return false;
-    const log = this.#logs.get(runId) ?? [];
-    for (const event of events) log.push({ id: (log.at(-1)?.id ?? -1) + 1, ...event });
-    // The oldest entries beyond the cap go, as in Redis (`RedisRunEventLog`).
-    this.#logs.set(runId, log.length > this.#maxEvents ? log.slice(-this.#maxEvents) : log);
-    if (expireSeconds !== undefined) setTimeout(() => this.#logs.delete(runId), expireSeconds * 1000).unref();
-    this.#signals.emit(
-      `events:${runId}`,
-      events.some(({ event }) => event === END_EVENT),
-    );
-    return true;
-  }
-
-  async range(runId: string, afterId: number, count: number, maxBytes = Infinity): Promise<LoggedEvent[]> {
-    const page: LoggedEvent[] = [];
-    let budget = maxBytes;
-    // Ids start after the entries a retried attempt dropped (`startAttempt`).
-    const log = this.#logs.get(runId) ?? [];
-    for (const event of log.filter(({ id }) => id > afterId).slice(0, count)) {
-      page.push(event);
-      budget -= event.data.length;
-      if (budget <= 0) break;
-    }
-    return page;
-  }
-
-  async startAttempt(runId: string, marker: NewEvent, attempt?: number): Promise<boolean> {
-    if (!(await this.append(runId, [marker], undefined, attempt))) return false;
-    const log = this.#logs.get(runId) ?? [];
-    this.#logs.set(runId, log.slice(-1));
-    return true;
-  }
-
-  async last(runId: string): Promise<LoggedEvent | undefined> {
-    return this.#logs.get(runId)?.at(-1);
-  }
-
-  async delete(runIds: string[]): Promise<void> {
-    for (const runId of runIds) this.#logs.delete(runId);
-  }
-
-  async watch(runId: string, listener: (ended: boolean) => void): Promise<() => Promise<void>> {
-    this.#signals.on(`events:${runId}`, listener);
-    return async () => {
-      this.#signals.off(`events:${runId}`, listener);
-    };
   }
 }
 
