@@ -54,20 +54,23 @@ function expectEverySlotOnce(runs: CronRun[]): number[] {
 /**
  * Two server processes on one Redis, a cron firing every second (the harness accepts a seconds
  * field) and schedulers ticking every 100 ms: each slot must start exactly one run, also after
- * one process is killed.
+ * one process is killed. The two tests use prefixes of their own and mostly wait for cron slots,
+ * so they run at once, and each starts its processes at once.
  */
-describe("crons across two server processes", () => {
+describe.concurrent("crons across two server processes", () => {
   const servers: ServerProcess[] = [];
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.kill()));
   });
+  /** Started processes are kept for afterAll as each comes up, even when another fails to start. */
+  const started = (prefix: string, envs: Record<string, string>[]) =>
+    Promise.all(envs.map((env) => spawnHarness(prefix, env).then((server) => (servers.push(server), server))));
 
   it("fires each due slot exactly once, and keeps firing when one process dies", { timeout: 90_000 }, async () => {
     const prefix = uniquePrefix("crons-replicas");
     const env = { CRON_TICK_MS: "100" };
-    servers.push(await spawnHarness(prefix, env));
-    servers.push(await spawnHarness(prefix, env));
-    const [first, second] = servers as [ServerProcess, ServerProcess];
+    const [first, second] = (await started(prefix, [env, env])) as [ServerProcess, ServerProcess];
+    const pair = [first, second];
 
     const thread = await first.client.threads.create();
     const cron = await first.client.crons.createForThread(thread.thread_id, "adder", {
@@ -77,7 +80,7 @@ describe("crons across two server processes", () => {
     // the slots so far were claimed by the two schedulers together (a lost claim: the other one won)
     await waitUntil(
       async () => {
-        const claims = await Promise.all(servers.map((server) => claimCounts(server.url)));
+        const claims = await Promise.all(pair.map((server) => claimCounts(server.url)));
         return claims.reduce((sum, { won }) => sum + won, 0) >= 3;
       },
       "three slots claimed",
@@ -101,14 +104,12 @@ describe("crons across two server processes", () => {
     const prefix = uniquePrefix("crons-crash");
     const leaseMs = 1500;
     const env = { CRON_TICK_MS: "100", CRON_CLAIM_LEASE_MS: String(leaseMs) };
-    const survivor = await spawnHarness(prefix, env);
-    servers.push(survivor);
-    // the process kills itself right after claiming a slot, or after starting its run
-    const crashing: ServerProcess[] = [];
-    for (const step of ["claim", "run"]) {
-      crashing.push(await spawnHarness(prefix, { ...env, CRON_HARNESS_CRASH_AFTER: step }));
-    }
-    servers.push(...crashing);
+    // the last two kill themselves right after claiming a slot, or after starting its run
+    const [survivor, ...crashing] = (await started(prefix, [
+      env,
+      { ...env, CRON_HARNESS_CRASH_AFTER: "claim" },
+      { ...env, CRON_HARNESS_CRASH_AFTER: "run" },
+    ])) as [ServerProcess, ServerProcess, ServerProcess];
     const died = crashing.map(
       ({ child }) =>
         new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_, signal) => resolve(signal))),

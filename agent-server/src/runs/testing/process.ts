@@ -59,7 +59,9 @@ export async function spawnServer(
   child.stderr?.on("data", (chunk) => {
     stderr += chunk;
   });
-  const deadline = Date.now() + 30_000;
+  // Loading the server from source takes a core for 1–2 s; with every core busy (test files at
+  // once, each starting processes) it has taken over 10 s, so the deadline is generous.
+  const deadline = Date.now() + 60_000;
   while (!/Agent server: (\S+)/.test(stdout)) {
     if (child.exitCode !== null) throw new Error(`server exited: ${stderr}`);
     if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
