@@ -68,11 +68,13 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
   /**
    * Versions get a random fraction (as the Python Postgres saver does with strings): a fork
    * from an older checkpoint re-uses integer versions that a later branch already stored with
-   * other values, and per-version blobs must never be shared between such branches.
+   * other values, and per-version blobs must never be shared between such branches. Nine
+   * random digits (one chance in 10⁹ that two branches pick the same) keep the versions short:
+   * each is written in several places per checkpoint.
    */
   override getNextVersion(current: number | undefined): number {
     const base = current === undefined ? 0 : Math.floor(Number.parseFloat(String(current)));
-    return base + 1 + Math.random();
+    return Number(`${base + 1}.${Math.random().toFixed(9).slice(2)}`);
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -142,9 +144,11 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       this.keys.threads(),
       this.keys.changes(threadId),
     ];
+    // A channel left empty is not stored: a version with no frame reads as no value, as "empty" does.
+    const frames = blobs.filter((blob) => blob.type !== "empty");
     const run = () => {
-      const args: (string | Buffer)[] = [scope, threadId, checkpoint.id, String(blobs.length)];
-      for (const { field, frame, base } of blobs) args.push(field, frame, base?.field ?? "");
+      const args: (string | Buffer)[] = [scope, threadId, checkpoint.id, String(frames.length)];
+      for (const { field, frame, base } of frames) args.push(field, frame, base?.field ?? "");
       args.push(record);
       return putCheckpointScript.run(this.redis, keys, args);
     };
