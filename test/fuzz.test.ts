@@ -15,10 +15,13 @@ import { testRedisUrl, uniquePrefix } from "../testing/redis.ts";
 /**
  * Bad requests against every operation of a real agent server (its own process, on Redis),
  * generated from its `/openapi.json` with a seeded PRNG: FUZZ_SEED=<seed> replays a run (the
- * same requests in the same order), FUZZ_MS sets the budget (at most what keeps the file within 40 s). The server must answer each with a
- * non-5xx status, stay up, leave no thread busy, and leave the sentinel records as they were.
+ * same requests in the same order), FUZZ_REQUESTS sets how many (default 5,000) and FUZZ_MS the
+ * time budget (at most what keeps the file within 40 s), whichever ends first. The server must
+ * answer each with a non-5xx status, stay up, leave no thread busy, and leave the sentinel
+ * records as they were. Requests go CONCURRENCY at a time over kept-alive connections.
  */
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 5_000);
 const BUDGET_MS = Number(process.env.FUZZ_MS ?? 20_000);
 const CONCURRENCY = 16;
 /** The whole file stays within 40 s: a slow start (a loaded machine) leaves fuzzing less time. */
@@ -69,13 +72,14 @@ describe(`OpenAPI-driven fuzzing (seed ${SEED})`, () => {
     const statuses = new Map<Answer["status"], number>();
     const failures: string[] = [];
     const budget = Math.max(5_000, Math.min(BUDGET_MS, FILE_BUDGET_MS - (Date.now() - fileStarted)));
-    const deadline = Date.now() + budget;
+    const started = Date.now();
+    const deadline = started + budget;
     let sent = 0;
     const worker = async () => {
-      while (Date.now() < deadline) {
+      while (Date.now() < deadline && sent < REQUESTS) {
         const request = generator.request(random.pick(operations));
-        const answer = await send(server.url, request);
         sent++;
+        const answer = await send(server.url, request);
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
         if (answer.status === "network" || (typeof answer.status === "number" && answer.status >= 500)) {
           failures.push(`${request.method} ${request.url.slice(0, 200)} → ${answer.status} ${answer.detail}`);
@@ -83,7 +87,8 @@ describe(`OpenAPI-driven fuzzing (seed ${SEED})`, () => {
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    console.log(`fuzz seed ${SEED}: ${sent} requests in ${budget} ms`, Object.fromEntries(statuses));
+    const took = Date.now() - started;
+    console.log(`fuzz seed ${SEED}: ${sent} requests in ${took} ms (budget ${budget})`, Object.fromEntries(statuses));
     expect(failures.slice(0, 20)).toEqual([]);
     expect(server.child.exitCode).toBeNull();
     expect((await fetch(`${server.url}/ok?check_db=1`)).status).toBe(200);
