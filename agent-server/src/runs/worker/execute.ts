@@ -12,7 +12,8 @@ import {
   needsStreamEvents,
 } from "../../stream/modes.ts";
 import type { CheckpointValuesRef } from "../../stream/references.ts";
-import { type GraphProtocolEvent, PROTOCOL_EVENT, ProtocolEventMapper } from "../../thread-stream/events.ts";
+import { PROTOCOL_EVENT, ProtocolEventMapper } from "../../thread-stream/events.ts";
+import { streamGraphProtocolEvents } from "../../thread-stream/graph-events.ts";
 import { toJsonValue } from "../../threads/state.ts";
 import type { ClaimedRun } from "../queue/store.ts";
 import type { Run, RunCommand } from "../schemas.ts";
@@ -218,14 +219,11 @@ export async function executeRun(
       if (rootValues && legacy) for (const event of legacy.values(data)) emit(event);
     };
     if (run.kwargs.protocol) {
-      // The protocol's events come from LangGraph's own converter, as on the reference server.
+      // The protocol's events are `streamEvents` v3's, by LangGraph's own converter, as on the
+      // reference server (without the rest of v3: see graph-events.ts).
       const mapper = new ProtocolEventMapper(graphId);
       emit({ event: PROTOCOL_EVENT, data: mapper.started() });
-      const events = (await graph.streamEvents(
-        input as any,
-        { ...streamOptions, version: "v3" } as any,
-      )) as unknown as AsyncIterable<GraphProtocolEvent>;
-      for await (const event of events) {
+      await streamGraphProtocolEvents(graph, input, streamOptions, (event) => {
         const { namespace, data } = event.params;
         if (event.method === "values" && namespace.length === 0) {
           if (data && typeof data === "object" && INTERRUPT in data) interrupted = true;
@@ -233,7 +231,7 @@ export async function executeRun(
           latestJson = undefined;
         }
         for (const stored of mapper.map(event)) emit({ event: PROTOCOL_EVENT, data: stored });
-      }
+      });
       if (!signal.aborted) emit({ event: PROTOCOL_EVENT, data: mapper.finished(interrupted) });
     } else if (viaStreamEvents) {
       const legacy = requested.has("messages") ? new LegacyMessages() : undefined;
