@@ -44,6 +44,11 @@ export interface KnownVersion {
   depth: number;
   /** Payload bytes of those deltas. */
   chainBytes: number;
+  /**
+   * The objects the value was serialised from, when it is a list of remembered LangChain
+   * objects (`message-texts.ts`): read again, while they are unchanged, instead of decoding.
+   */
+  items?: readonly object[];
 }
 
 const CHUNK = 256;
@@ -124,6 +129,8 @@ function slice(pieces: Buffer[], start: number, end: number): Buffer[] {
  */
 export class KnownVersions {
   readonly #entries = new Map<string, KnownVersion>();
+  /** The same entries by scope, then channel: what a read of the scope can skip fetching. */
+  readonly #scopes = new Map<string, Map<string, KnownVersion>>();
   readonly #maxBytes: number;
   readonly #maxEntries: number;
   #bytes = 0;
@@ -147,11 +154,15 @@ export class KnownVersions {
     this.delete(scope, channel);
     if (version.bytes.length < MIN_DELTA_BYTES || version.bytes.length > this.#maxBytes / 4) return;
     this.#entries.set(`${scope}\0${channel}`, version);
+    let channels = this.#scopes.get(scope);
+    if (!channels) this.#scopes.set(scope, (channels = new Map()));
+    channels.set(channel, version);
     this.#bytes += version.bytes.length;
-    for (const [key, entry] of this.#entries) {
+    for (const key of this.#entries.keys()) {
       if (this.#bytes <= this.#maxBytes && this.#entries.size <= this.#maxEntries) break;
-      this.#entries.delete(key);
-      this.#bytes -= entry.bytes.length;
+      // A scope is JSON (`scopeOf`), which has no raw NUL.
+      const split = key.indexOf("\0");
+      this.delete(key.slice(0, split), key.slice(split + 1));
     }
   }
 
@@ -161,5 +172,15 @@ export class KnownVersions {
     if (!entry) return;
     this.#entries.delete(key);
     this.#bytes -= entry.bytes.length;
+    const channels = this.#scopes.get(scope);
+    channels?.delete(channel);
+    if (channels?.size === 0) this.#scopes.delete(scope);
+  }
+
+  /** The versions known in a scope, by blob field. */
+  inScope(scope: string): Map<string, KnownVersion> {
+    const byField = new Map<string, KnownVersion>();
+    for (const version of this.#scopes.get(scope)?.values() ?? []) byField.set(version.field, version);
+    return byField;
   }
 }

@@ -1,5 +1,6 @@
 import { compareWritesSortKeys, type SerializerProtocol, writesSortKey } from "@langchain/langgraph-checkpoint";
 import { applyChain, deltaAgainst, type KnownVersion, type KnownVersions } from "./deltas.ts";
+import { itemsOf, unchangedItems } from "./message-texts.ts";
 import { blobField, channelOfBlobField, encodeFrame, parseWriteField } from "./redis-layout.ts";
 import { blobFrame, decodeBlobFrame, decodeWriteFrame } from "./redis-pack.ts";
 
@@ -15,6 +16,8 @@ export interface BlobWrite {
   /** The known version the frame is a delta against, and the delta's payload bytes. */
   base?: KnownVersion;
   deltaBytes?: number;
+  /** The objects a list value was serialised from (`KnownVersion.items`). */
+  items?: readonly object[];
 }
 
 export interface WriteHeader {
@@ -49,14 +52,15 @@ export async function encodeBlob(
   }
   const [blobType, serializedValue] = await serde.dumpsTyped(values[channel]);
   const bytes = Buffer.from(serializedValue.buffer, serializedValue.byteOffset, serializedValue.byteLength);
+  const items = itemsOf(serializedValue);
   const base = known.get(scope, channel);
   const delta = base && base.field !== field ? deltaAgainst(base, blobType, bytes) : undefined;
   return delta
     ? {
-        ...{ channel, field, type: blobType, bytes, base, deltaBytes: delta.payload.length },
+        ...{ channel, field, type: blobType, bytes, base, deltaBytes: delta.payload.length, items },
         frame: blobFrame(delta.header, delta.payload),
       }
-    : { channel, field, type: blobType, bytes, frame: blobFrame({ type: blobType }, bytes) };
+    : { channel, field, type: blobType, bytes, items, frame: blobFrame({ type: blobType }, bytes) };
 }
 
 /** Deltas whose base was removed since this process saw it are sent again as full copies. */
@@ -71,17 +75,31 @@ export function asFullCopies(blobs: BlobWrite[], missing: Set<string>): void {
 
 /** The versions just stored become the bases of this process's next deltas. */
 export function rememberStored(known: KnownVersions, scope: string, blobs: BlobWrite[]): void {
-  for (const { channel, field, type, bytes, base, deltaBytes = 0 } of blobs) {
+  for (const { channel, field, type, bytes, base, deltaBytes = 0, items } of blobs) {
     if (type === "empty") known.delete(scope, channel);
-    else if (!base) known.set(scope, channel, { field, type, bytes, depth: 0, chainBytes: 0 });
+    else if (!base) known.set(scope, channel, { field, type, bytes, depth: 0, chainBytes: 0, items });
     else {
       const chainBytes = base.chainBytes + deltaBytes;
-      known.set(scope, channel, { field, type, bytes, depth: base.depth + 1, chainBytes });
+      known.set(scope, channel, { field, type, bytes, depth: base.depth + 1, chainBytes, items });
     }
   }
 }
 
-/** Channel values from each blob's chain of frames (newest first); `remember`: as bases for deltas. */
+/** What `loadTupleScript` sends for a blob the reader said it has (`KnownVersions.inScope`). */
+const isSkipped = (chain: Buffer[] | undefined) => chain?.length === 1 && chain[0]?.length === 0;
+
+/** A version this process has: its items again while they are unchanged, else its bytes decoded. */
+function knownValue(serde: SerializerProtocol, version: KnownVersion): unknown {
+  const items = version.items && unchangedItems(version.items);
+  // Changed in place since (a graph edited a message): the bytes hold what was stored.
+  if (!items) delete version.items;
+  return items ?? serde.loadsTyped(version.type, version.bytes);
+}
+
+/**
+ * Channel values from each blob's chain of frames (newest first), or from `cached`, the versions
+ * this process had when it asked (and told the script to skip); `remember`: as bases for deltas.
+ */
 export async function decodeBlobs(
   serde: SerializerProtocol,
   known: KnownVersions,
@@ -89,11 +107,18 @@ export async function decodeBlobs(
   blobList: string,
   chains: Buffer[][],
   remember: boolean,
+  cached: Map<string, KnownVersion>,
 ): Promise<Record<string, unknown>> {
   const fields = blobList === "" ? [] : blobList.split("\0");
   const values: Record<string, unknown> = {};
   await Promise.all(
     fields.map(async (field, index) => {
+      const version = cached.get(field);
+      if (version && isSkipped(chains[index])) {
+        if (remember) known.set(scope, channelOfBlobField(field), version);
+        values[channelOfBlobField(field)] = await knownValue(serde, version);
+        return;
+      }
       const frames = (chains[index] ?? []).map((frame) => decodeBlobFrame(frame)).reverse();
       const [full, ...deltas] = frames;
       if (!full) return;

@@ -200,9 +200,10 @@ return 1
  * One round trip for a checkpoint tuple: resolves the latest id when none is given (the last
  * member of the id zset, O(log n)), then reads the record, its writes and the blobs it names,
  * each with the chain of frames it is a delta against. KEYS: ids zset, blobs hash. ARGV:
- * checkpoint id or "", record key prefix, writes key prefix. Returns false or {id, record (`RawRecord`),
- * writes (flat hash), per blob its frames newest first (the last one a full copy; none when the
- * version is missing)}.
+ * checkpoint id or "", record key prefix, writes key prefix, then the blob fields the reader
+ * already has (decoded: sent as one empty frame). Returns false or {id, record (`RawRecord`), writes
+ * (flat hash), per blob its frames newest first (the last one a full copy; none when the version
+ * is missing)}.
  */
 export const loadTupleScript = new RedisScript(`${BASE_OF}${READ_RECORD}
 local id = ARGV[1]
@@ -213,17 +214,23 @@ if id == "" then
 end
 local record, blobs = readRecord(ARGV[2] .. id)
 if not record then return false end
+local known = {}
+for i = 4, #ARGV do known[ARGV[i]] = true end
 local chains = {}
 if blobs and blobs ~= "" then
   for field in string.gmatch(blobs, "[^%z]+") do
     local chain = {}
     local link = field
+    if known[field] and redis.call("HEXISTS", KEYS[2], field) == 1 then
+      chain = {""}
+      link = nil
+    end
     for _ = 1, ${CHAIN_GUARD} do
+      if not link then break end
       local frame = redis.call("HGET", KEYS[2], link)
       if not frame then chain = {} break end
       chain[#chain + 1] = frame
       link = baseOf(frame)
-      if not link then break end
     end
     chains[#chains + 1] = chain
   end

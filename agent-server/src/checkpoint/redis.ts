@@ -30,8 +30,8 @@ import {
   scopeOf,
   writeField,
 } from "./redis-layout.ts";
-import { DELETED_COUNTER_SECONDS } from "./redis-plan.ts";
 import { writeFrame } from "./redis-pack.ts";
+import { DELETED_COUNTER_SECONDS } from "./redis-plan.ts";
 import { decodeRecord, packRecord, type RawRecord } from "./redis-record.ts";
 import { copyThread, deleteRun, members, pruneThread } from "./redis-threads.ts";
 import { FastJsonPlusSerializer } from "./serde.ts";
@@ -245,13 +245,19 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     }
   }
 
-  /** A checkpoint tuple; reading the latest one remembers its channel versions as bases for deltas. */
+  /**
+   * A checkpoint tuple; reading the latest one remembers its channel versions as bases for
+   * deltas. Versions this process already has (it wrote or read them: a conversation's next run
+   * starts from what its last one stored) are not fetched again: a stored version never changes,
+   * and the script still reads which checkpoint is the latest and its record.
+   */
   private async loadTuple(threadId: string, checkpointNs: string, checkpointId: string) {
     const scope = scopeOf(threadId, checkpointNs);
+    const cached = this.#known.inScope(scope);
     const reply = (await loadTupleScript.run(
       this.redis,
       [this.keys.ids(scope), this.keys.blobs(scope)],
-      [checkpointId, this.keys.checkpointPrefix(scope), this.keys.writesPrefix(scope)],
+      [checkpointId, this.keys.checkpointPrefix(scope), this.keys.writesPrefix(scope), ...cached.keys()],
     )) as TupleReply | null;
     if (!reply) return undefined;
     const [idBytes, raw, writesFlat, chains] = reply;
@@ -259,7 +265,8 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     const record = await decodeRecord(this.serde, threadId, id, raw);
     if (!record) return undefined;
     const { checkpoint, parentId, blobList: blobs } = record;
-    checkpoint.channel_values = await decodeBlobs(this.serde, this.#known, scope, blobs, chains, checkpointId === "");
+    const latest = checkpointId === "";
+    checkpoint.channel_values = await decodeBlobs(this.serde, this.#known, scope, blobs, chains, latest, cached);
     const writes = orderedWrites(pairs(writesFlat));
     if (checkpoint.v < 4 && parentId !== undefined) await this.migratePendingSends(checkpoint, scope, parentId);
     const tuple: CheckpointTuple = {

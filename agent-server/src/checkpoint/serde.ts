@@ -1,6 +1,7 @@
 import { load } from "@langchain/core/load";
 import * as messageClasses from "@langchain/core/messages";
 import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
+import { known, recordListItems, rememberText, type TextCodec } from "./message-texts.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = Record<string, unknown>;
@@ -177,23 +178,85 @@ function plusReplacer(_key: string, value: unknown): unknown {
   return value;
 }
 
+/** Lists shorter than this are stringified whole: remembering pays on conversations. */
+const MIN_LIST_ITEMS = 8;
+
+/**
+ * A list of objects as `JSON.stringify(items, plusReplacer)` writes it, an item at a time, with
+ * the remembered text of each LangChain object that is unchanged since it was last serialised
+ * (`message-texts.ts`). The same text: an array's items are stringified with the same replacer,
+ * which ignores its key and holder, and `toJSON` of LangChain objects takes no key; an item
+ * JSON has no form for (a function) is `null` in a list. Throws on a cycle, as stringify does.
+ * `loaded`: what loading the text gives, when every item was remembered (`KnownVersion.items`).
+ */
+function stringifyList(items: readonly unknown[]): { text: string; loaded?: object[] } {
+  const parts: string[] = [];
+  let loaded: object[] | undefined = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    const isObject = typeof item === "object" && item !== null;
+    let entry = isObject ? known(item) : undefined;
+    if (!entry) {
+      const text = JSON.stringify(item, plusReplacer) ?? "null";
+      if (isObject && rememberText(item, text, codec)) entry = known(item);
+      if (!entry) {
+        loaded = undefined;
+        parts.push(text);
+        continue;
+      }
+    }
+    parts.push(entry.text);
+    loaded?.push(entry.loaded);
+  }
+  return { text: `[${parts.join(",")}]`, loaded };
+}
+
+/** The value a text loads to, when that needs no `load()` (which is asynchronous); else undefined. */
+function loadSync(text: string): unknown {
+  try {
+    const value = revive(JSON.parse(text) as Json);
+    if (!(value instanceof Promise)) return value;
+    value.catch(() => {});
+  } catch {
+    // Not loadable without `load()`'s own checks: not remembered.
+  }
+  return undefined;
+}
+
+const codec: TextCodec = { load: loadSync, dump: (value) => JSON.stringify(value, plusReplacer) };
+
+const isListOfObjects = (value: unknown): value is object[] =>
+  Array.isArray(value) &&
+  value.length >= MIN_LIST_ITEMS &&
+  typeof (value as { toJSON?: unknown }).toJSON !== "function" &&
+  value.every((item) => typeof item === "object" && item !== null);
+
 /**
  * `JsonPlusSerializer` with the same format and results, without its overheads: loading without
  * a promise per value, and dumping with plain `JSON.stringify`, which only differs from the stock
  * cycle-safe stringify (a full walk of the value first, a third of checkpoint writing) when the
- * value has a cycle: then it throws and the stock one takes over.
+ * value has a cycle: then it throws and the stock one takes over. A list of objects (a
+ * conversation) re-uses the text of the messages it already serialised (`stringifyList`), and
+ * its bytes are recorded with its items, so the checkpointer can hand those items out again.
  */
 export class FastJsonPlusSerializer extends JsonPlusSerializer {
   readonly #decoder = new TextDecoder();
 
   protected override _dumps(obj: unknown): Uint8Array {
     let text: string;
+    let items: object[] | undefined;
     try {
-      text = JSON.stringify(obj, plusReplacer);
+      if (isListOfObjects(obj)) {
+        const list = stringifyList(obj);
+        text = list.text;
+        items = list.loaded;
+      } else text = JSON.stringify(obj, plusReplacer);
     } catch {
       return super._dumps(obj);
     }
-    return Buffer.from(text);
+    const bytes = Buffer.from(text);
+    if (items) recordListItems(bytes, items);
+    return bytes;
   }
 
   override async loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {

@@ -1,0 +1,84 @@
+import { AIMessage, HumanMessage, type MessageContentComplex, ToolMessage } from "@langchain/core/messages";
+import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
+import { describe, expect, it } from "vitest";
+import { itemsOf } from "./message-texts.ts";
+import { FastJsonPlusSerializer } from "./serde.ts";
+
+const stock = new JsonPlusSerializer();
+
+const text = async (serializer: JsonPlusSerializer, value: unknown) => {
+  const [, bytes] = await serializer.dumpsTyped(value);
+  return Buffer.from(bytes).toString("utf8");
+};
+
+/** Twelve messages of every common shape: tool calls, content blocks, nested kwargs, metadata. */
+function conversation() {
+  const messages = [];
+  for (let i = 0; i < 4; i++) {
+    messages.push(
+      new HumanMessage({ id: `h${i}`, content: `question ${i}`, additional_kwargs: { meta: { tags: ["a"] } } }),
+      new AIMessage({
+        id: `a${i}`,
+        content: [{ type: "text", text: `answer ${i}` }],
+        tool_calls: [{ id: `t${i}`, name: "search", args: { q: `q${i}` } }],
+        usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 },
+      }),
+      new ToolMessage({ id: `r${i}`, content: `result ${i}`, tool_call_id: `t${i}` }),
+    );
+  }
+  return messages;
+}
+
+describe("remembered message texts", () => {
+  it("writes a conversation as JsonPlusSerializer does, again and after every kind of edit in place", async () => {
+    const fast = new FastJsonPlusSerializer();
+    const messages = conversation();
+    const [human, ai, tool] = messages as [HumanMessage, AIMessage, ToolMessage];
+    const edits: [string, () => void][] = [
+      ["nothing", () => {}],
+      ["a field replaced", () => (human.content = "rewritten")],
+      ["a nested kwarg", () => ((human.additional_kwargs.meta as { tags: string[] }).tags[0] = "b")],
+      ["a tool call's argument", () => ((ai.tool_calls?.[0]?.args as { q: string }).q = "other")],
+      ["a content block", () => (ai.content as MessageContentComplex[]).push({ type: "text", text: "more" })],
+      ["a field added", () => (tool.name = "named")],
+      ["a field removed", () => delete human.additional_kwargs.meta],
+      ["a message added", () => messages.push(new HumanMessage({ id: "new", content: "new" }))],
+    ];
+    for (const [edit, apply] of edits) {
+      apply();
+      expect(await text(fast, messages), edit).toBe(await text(stock, messages));
+    }
+  });
+
+  it("writes lists of other objects, undefined, functions and cycles as JsonPlusSerializer does", async () => {
+    const fast = new FastJsonPlusSerializer();
+    const cyclic: Record<string, unknown> = { name: "loop" };
+    cyclic.self = cyclic;
+    const lists: unknown[][] = [
+      Array.from({ length: 9 }, (_, i) => ({ plain: i, nested: { list: [i, null] } })),
+      [...conversation(), { when: new Date(0) }, new Map([["a", 1]]), new Set([1])],
+      [...conversation(), undefined, () => 1, "text", 2],
+      [...conversation(), cyclic],
+    ];
+    for (const list of lists) {
+      expect(await text(fast, list)).toBe(await text(stock, list));
+      expect(await text(fast, list)).toBe(await text(stock, list));
+    }
+  });
+
+  it("records the items of a list only when every one is a remembered LangChain object", async () => {
+    const fast = new FastJsonPlusSerializer();
+    const messages = conversation();
+    const [, bytes] = await fast.dumpsTyped(messages);
+    const items = itemsOf(bytes);
+    expect(items).toEqual(messages);
+    // A copy: the graph changing its list afterwards does not change what was serialised.
+    expect(items).not.toBe(messages);
+    const [, mixed] = await fast.dumpsTyped([...messages, { plain: true }]);
+    expect(itemsOf(mixed)).toBeUndefined();
+    const withDate = conversation();
+    (withDate[0] as HumanMessage).additional_kwargs.when = new Date(0);
+    const [, notPlain] = await fast.dumpsTyped(withDate);
+    expect(itemsOf(notPlain)).toBeUndefined();
+  });
+});

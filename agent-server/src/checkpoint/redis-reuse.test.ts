@@ -1,0 +1,150 @@
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  type BaseCheckpointSaver,
+  END,
+  MemorySaver,
+  MessagesAnnotation,
+  START,
+  StateGraph,
+} from "@langchain/langgraph";
+import type { RedisClientType } from "redis";
+import { v4 as uuidv4 } from "uuid";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
+import { RedisCheckpointer } from "./redis.ts";
+
+const config = (threadId: string): RunnableConfig => ({ configurable: { thread_id: threadId } });
+/** Long enough that the conversation's versions are remembered (values of 1 KiB and more). */
+const ask = (i: number) => ({ messages: [new HumanMessage({ id: `h${i}`, content: `question ${i} `.repeat(20) })] });
+
+/** `edit`: what the node does to the conversation in place before answering. */
+function chatGraph(checkpointer: BaseCheckpointSaver, edit: (messages: BaseMessage[]) => void = () => {}) {
+  const answers: AIMessage[] = [];
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode("reply", (state) => {
+      edit(state.messages);
+      const answer = new AIMessage({ id: `ai-${state.messages.length}`, content: `answer ${state.messages.length}` });
+      answers.push(answer);
+      return { messages: [answer] };
+    })
+    .addEdge(START, "reply")
+    .addEdge("reply", END)
+    .compile({ checkpointer });
+  return { graph, answers };
+}
+
+const messagesOf = async (saver: BaseCheckpointSaver, threadId: string) =>
+  (await saver.getTuple(config(threadId)))?.checkpoint.channel_values.messages as BaseMessage[];
+
+/** Every state of the thread, newest first, as JSON. */
+async function historyOf(saver: BaseCheckpointSaver, threadId: string): Promise<string[]> {
+  const states: string[] = [];
+  for await (const state of chatGraph(saver).graph.getStateHistory(config(threadId))) {
+    states.push(JSON.stringify({ values: state.values, next: state.next }));
+  }
+  return states;
+}
+
+describe("RedisCheckpointer re-using what it stored", () => {
+  let client: RedisClientType;
+  let prefix: string;
+  const saver = () => new RedisCheckpointer(client, { prefix });
+
+  beforeAll(async () => {
+    client = await connectTestRedis();
+  });
+  afterAll(() => client.quit());
+  beforeEach(() => {
+    prefix = uniquePrefix("cpr");
+  });
+
+  it("starts the next run from messages loaded once, in a list of its own, never the graph's objects", async () => {
+    const threadId = uuidv4();
+    const writer = saver();
+    const { graph, answers } = chatGraph(writer);
+    for (let i = 0; i < 6; i++) await graph.invoke(ask(i), config(threadId));
+    const first = await messagesOf(writer, threadId);
+    const second = await messagesOf(writer, threadId);
+    expect(first).toHaveLength(12);
+    expect(first.at(-1)).not.toBe(answers.at(-1));
+    expect(first.at(-1)).toBeInstanceOf(AIMessage);
+    expect(second.every((message, i) => message === first[i])).toBe(true);
+    expect(second).not.toBe(first);
+    // What another process reads from Redis.
+    expect(JSON.stringify(await messagesOf(saver(), threadId))).toBe(JSON.stringify(first));
+  });
+
+  it("reads what was stored when a message it handed out was changed in place since", async () => {
+    const threadId = uuidv4();
+    const writer = saver();
+    const { graph } = chatGraph(writer);
+    for (let i = 0; i < 6; i++) await graph.invoke(ask(i), config(threadId));
+    const stored = JSON.stringify(await messagesOf(saver(), threadId));
+    const handedOut = await messagesOf(writer, threadId);
+    (handedOut[0] as HumanMessage).content = "changed";
+    expect(JSON.stringify(await messagesOf(writer, threadId))).toBe(stored);
+    const again = await messagesOf(writer, threadId);
+    (again[1] as AIMessage).additional_kwargs.note = { deep: ["changed"] };
+    again.push(new HumanMessage("pushed"));
+    expect(JSON.stringify(await messagesOf(writer, threadId))).toBe(stored);
+  });
+
+  it("keeps the history MemorySaver keeps when a graph edits earlier messages in place", async () => {
+    const threadId = uuidv4();
+    // Each checkpoint stored before the next step runs: by default a put races the next node's edit.
+    const synced = { ...config(threadId), durability: "sync" as const };
+    const edit = (messages: BaseMessage[]) => {
+      const earlier = messages[messages.length - 3];
+      if (earlier) earlier.content = `${String(earlier.content).slice(0, 40)} (edited)`;
+    };
+    const histories = [];
+    for (const checkpointer of [new MemorySaver(), saver()]) {
+      const { graph } = chatGraph(checkpointer, edit);
+      for (let i = 0; i < 8; i++) await graph.invoke(ask(i), synced);
+      histories.push(await historyOf(checkpointer, threadId));
+    }
+    expect(histories[1]).toEqual(histories[0]);
+    expect(await historyOf(saver(), threadId)).toEqual(histories[0]);
+  });
+
+  it("hands out no object that differs from what loading it gives (a field its text does not keep)", async () => {
+    const threadId = uuidv4();
+    const writer = saver();
+    const { graph, answers } = chatGraph(writer);
+    for (let i = 0; i < 5; i++) await graph.invoke(ask(i), config(threadId));
+    const named = answers.at(-1) as AIMessage;
+    // Set after construction: not in the constructor's arguments, which is what a message stores.
+    named.name = "bot";
+    await graph.invoke(ask(5), config(threadId));
+    const fresh = await messagesOf(saver(), threadId);
+    expect(fresh[9]?.name).toBeUndefined();
+    const read = await messagesOf(writer, threadId);
+    expect(read[9]).not.toBe(named);
+    expect(read.map((message) => message.name)).toEqual(fresh.map((message) => message.name));
+    // The same when the node sets it before the message is first stored.
+    const naming = new StateGraph(MessagesAnnotation)
+      .addNode("reply", (state) => {
+        const answer = new AIMessage({ id: `named-${state.messages.length}`, content: "named" });
+        answer.name = "bot";
+        return { messages: [answer] };
+      })
+      .addEdge(START, "reply")
+      .compile({ checkpointer: writer });
+    await naming.invoke(ask(6), config(threadId));
+    const [mine, theirs] = [await messagesOf(writer, threadId), await messagesOf(saver(), threadId)];
+    expect(mine.at(-1)?.name).toBeUndefined();
+    expect(mine.map((message) => message.name)).toEqual(theirs.map((message) => message.name));
+  });
+
+  it("reads the checkpoint another process wrote since, not the one it remembers", async () => {
+    const threadId = uuidv4();
+    const [one, other] = [saver(), saver()];
+    for (let i = 0; i < 5; i++) await chatGraph(one).graph.invoke(ask(i), config(threadId));
+    expect(await messagesOf(one, threadId)).toHaveLength(10);
+    await chatGraph(other).graph.invoke(ask(5), config(threadId));
+    const read = await messagesOf(one, threadId);
+    expect(read).toHaveLength(12);
+    expect(JSON.stringify(read)).toBe(JSON.stringify(await messagesOf(other, threadId)));
+  });
+});
