@@ -21,6 +21,11 @@ describe("packed values", () => {
     const frame = blobFrame({ type: "json", base: "messages\n1.5", prefix: 10, suffix: 1 }, message);
     expect(decodeFrame<{ base: string; z: number }>(frame).header).toMatchObject({ base: "messages\n1.5", z: 1 });
     expect(decodeBlobFrame(frame).payload).toEqual(message);
+    // A full copy of a long conversation: compressed too, at the fastest level.
+    const conversation = Buffer.from(`[${Array.from({ length: 500 }, () => message.subarray(1, -1)).join(",")}]`);
+    const full = blobFrame({ type: "json" }, conversation);
+    expect(full.length).toBeLessThan(conversation.length / 10);
+    expect(decodeBlobFrame(full).payload).toEqual(conversation);
     // Frames written before compression: their payload as it is.
     expect(decodeBlobFrame(encodeFrame({ type: "json" }, message)).payload).toEqual(message);
   });

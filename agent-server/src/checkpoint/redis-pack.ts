@@ -4,7 +4,7 @@ import type { WriteHeader } from "./redis-codec.ts";
 import { decodeFrame, encodeFrame } from "./redis-layout.ts";
 
 /**
- * Small stored values (checkpoint records, pending writes, short channel versions) compressed
+ * Stored values (checkpoint records, pending writes, channel versions) compressed
  * with a preset dictionary of what they are made of: LangChain message constructors, checkpoint
  * and metadata keys, frame headers. A 700-byte record of which two thirds is such boilerplate
  * takes about 230 bytes; without the dictionary deflate saves little on values this short.
@@ -34,15 +34,20 @@ const COMPRESSED = 0x7a; // "z"
 
 /** Compression is not worth its CPU below this, and values this short rarely shrink. */
 const MIN_COMPRESS = 48;
-/** Above this a value is left as it is: large values are rare (full copies), and read often. */
-export const MAX_COMPRESS = 16 * 1024;
+/**
+ * Above this, the fastest level: large values are full copies of a channel (a conversation's
+ * messages, every 64 versions), which shrink about tenfold at any level, and a full copy is
+ * read (inflated: ~2 ms for 250 KB) by every read whose delta chain ends in it.
+ */
+const LARGE = 16 * 1024;
 
 const OPTIONS = { dictionary: DICTIONARY, level: 6 };
+const LARGE_OPTIONS = { dictionary: DICTIONARY, level: 1 };
 
 /** The bytes deflated with the dictionary; undefined when that would not make them smaller or is not worth it. */
 export function deflate(bytes: Uint8Array): Buffer | undefined {
-  if (bytes.length < MIN_COMPRESS || bytes.length > MAX_COMPRESS) return undefined;
-  const deflated = deflateRawSync(bytes, OPTIONS);
+  if (bytes.length < MIN_COMPRESS) return undefined;
+  const deflated = deflateRawSync(bytes, bytes.length > LARGE ? LARGE_OPTIONS : OPTIONS);
   return deflated.length + 1 < bytes.length ? deflated : undefined;
 }
 
