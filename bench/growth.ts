@@ -89,7 +89,10 @@ async function bytesIn(redis: Redis): Promise<number> {
 }
 
 /** Redis memory of every key under `prefix`, split into run event logs (which expire) and the rest. */
-async function memoryOf(redis: Redis, prefix: string): Promise<{ kept: number; eventLogs: number }> {
+async function memoryOf(
+  redis: Redis,
+  prefix: string,
+): Promise<{ kept: number; eventLogs: number; byKey: Map<string, number> }> {
   const keys: string[] = [];
   for await (const page of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) keys.push(...page);
   const sizes = await Promise.all(
@@ -101,7 +104,7 @@ async function memoryOf(redis: Redis, prefix: string): Promise<{ kept: number; e
     if (key.startsWith(`${prefix}runs:ev:`)) eventLogs += sizes[i] ?? 0;
     else kept += sizes[i] ?? 0;
   }
-  return { kept, eventLogs };
+  return { kept, eventLogs, byKey: new Map(keys.map((key, i) => [key, sizes[i] ?? 0])) };
 }
 
 /** One run on each of the tree's threads of one size, all at once, with what it cost. */
@@ -134,8 +137,24 @@ async function readLatency(tree: Tree, path: (threadId: string) => string, threa
   return median(samples);
 }
 
-/** Memory kept by one conversation built by real runs, against the JSON size of its messages. */
-async function conversation(redis: Redis, tree: Tree): Promise<{ keptMiB: number; ratio: number }> {
+/**
+ * The kind of a key of one conversation: its name with the thread's ids, scope and run or
+ * checkpoint ids taken out (`cp:c:<scope>:<id>` for every checkpoint record, and so on).
+ */
+const keyKind = (key: string, prefix: string) =>
+  key
+    .slice(prefix.length)
+    .replace(/\["[^"]*","[^"]*"\]/g, "<scope>")
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<id>");
+
+/**
+ * Memory kept by one conversation built by real runs, against the JSON size of its messages,
+ * and by kind of key (bytes per run): a thread of its own prefix, so every key is its.
+ */
+async function conversation(
+  redis: Redis,
+  tree: Tree,
+): Promise<{ keptMiB: number; ratio: number; byKind: Map<string, number> }> {
   const memoryBefore = await memoryOf(redis, tree.prefix);
   const threadId = await createThread(tree, []);
   for (let i = 0; i < CONVERSATION_RUNS; i++) await runOn(tree, threadId);
@@ -145,7 +164,13 @@ async function conversation(redis: Redis, tree: Tree): Promise<{ keptMiB: number
     "state",
   )) as { values: { messages: unknown[] } };
   const kept = memoryAfter.kept - memoryBefore.kept;
-  return { keptMiB: kept / 2 ** 20, ratio: kept / Buffer.byteLength(JSON.stringify(state.values.messages)) };
+  const byKind = new Map<string, number>();
+  for (const [key, bytes] of memoryAfter.byKey) {
+    if (memoryBefore.byKey.has(key) || key.startsWith(`${tree.prefix}runs:ev:`)) continue;
+    const kind = keyKind(key, tree.prefix);
+    byKind.set(kind, (byKind.get(kind) ?? 0) + bytes / CONVERSATION_RUNS);
+  }
+  return { keptMiB: kept / 2 ** 20, ratio: kept / Buffer.byteLength(JSON.stringify(state.values.messages)), byKind };
 }
 
 export async function run(redisUrl: string): Promise<BenchResult[]> {
@@ -258,6 +283,13 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
           target: "<= 3",
         },
       );
+      // Largest first; kinds under 16 bytes a run (the thread's own record and indexes) together.
+      const kinds = [...built.byKind].sort((a, b) => b[1] - a[1]);
+      const rest = kinds.filter(([, bytes]) => bytes < 16).reduce((sum, [, bytes]) => sum + bytes, 0);
+      for (const [kind, bytes] of kinds.filter(([, perRun]) => perRun >= 16)) {
+        results.push({ name: name(`that memory per run: ${kind}`), value: Math.round(bytes), unit: "B" });
+      }
+      results.push({ name: name("that memory per run: other keys"), value: Math.round(rest), unit: "B" });
     }
     return results;
   } finally {
