@@ -3,7 +3,7 @@ import { RedisScript } from "../../storage/redis-script.ts";
 /**
  * Lua scripts of the Redis run queue. Each is one atomic step that several processes may race
  * on. Key layout under the prefix `p`:
- *   run:<id>   hash: json (record without status), status, updated_at, attempt, start_at (due, ms),
+ *   run:<id>   hash: json (record without status, compressed: run-record.ts), status, updated_at, attempt, start_at (due, ms),
  *              started_at (first claim, ms), thread_id, seq, cancel
  *   tq:<tid>   list: pending run ids of the thread, FIFO
  *   ta:<tid>   string: id of the run executing on the thread (the per-thread lock)
