@@ -105,6 +105,27 @@ describe("channel value deltas", () => {
     expect(versions.get("s", "a")).toBeUndefined();
   });
 
+  it("keeps the decoded items of the most recently used versions within their heap budget", () => {
+    // Items are counted at 8 bytes of heap per serialised byte: 2,000 bytes hold two such versions.
+    const versions = new KnownVersions(16_000, 10, 2 * 8 * 2000);
+    const withItems = (field: string) => ({ ...known("x".repeat(2000)), field, items: [{ field }] });
+    versions.set("s", "a", withItems("a"));
+    versions.set("s", "b", withItems("b"));
+    versions.get("s", "a");
+    versions.set("s", "c", withItems("c"));
+    // "b" is the least recently used: it keeps its bytes, as a delta base and to read from.
+    expect(versions.get("s", "b")?.items).toBeUndefined();
+    expect(versions.get("s", "b")?.bytes.length).toBe(2000);
+    expect(versions.get("s", "a")?.items).toEqual([{ field: "a" }]);
+    expect(versions.get("s", "c")?.items).toEqual([{ field: "c" }]);
+    // Dropping items (they changed since) frees their share of the budget.
+    versions.dropItems(versions.get("s", "a") as KnownVersion);
+    versions.set("s", "d", withItems("d"));
+    expect(versions.get("s", "c")?.items).toBeDefined();
+    expect(versions.get("s", "d")?.items).toBeDefined();
+    expect([...versions.inScope("s").keys()].sort()).toEqual(["a", "b", "c", "d"]);
+  });
+
   it("writes small values as full copies", () => {
     const small = JSON.stringify(["x".repeat(MIN_DELTA_BYTES / 2)]);
     const bigger = JSON.stringify(["x".repeat(MIN_DELTA_BYTES / 2), "y"]);

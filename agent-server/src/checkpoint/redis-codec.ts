@@ -89,10 +89,10 @@ export function rememberStored(known: KnownVersions, scope: string, blobs: BlobW
 const isSkipped = (chain: Buffer[] | undefined) => chain?.length === 1 && chain[0]?.length === 0;
 
 /** A version this process has: its items again while they are unchanged, else its bytes decoded. */
-function knownValue(serde: SerializerProtocol, version: KnownVersion): unknown {
+function knownValue(serde: SerializerProtocol, known: KnownVersions, version: KnownVersion): unknown {
   const items = version.items && unchangedItems(version.items);
   // Changed in place since (a graph edited a message): the bytes hold what was stored.
-  if (!items) delete version.items;
+  if (!items) known.dropItems(version);
   return items ?? serde.loadsTyped(version.type, version.bytes);
 }
 
@@ -116,7 +116,7 @@ export async function decodeBlobs(
       const version = cached.get(field);
       if (version && isSkipped(chains[index])) {
         if (remember) known.set(scope, channelOfBlobField(field), version);
-        values[channelOfBlobField(field)] = await knownValue(serde, version);
+        values[channelOfBlobField(field)] = await knownValue(serde, known, version);
         return;
       }
       const frames = (chains[index] ?? []).map((frame) => decodeBlobFrame(frame)).reverse();
