@@ -55,16 +55,24 @@ function expectEverySlotOnce(runs: CronRun[]): number[] {
  * Two server processes on one Redis, a cron firing every second (the harness accepts a seconds
  * field) and schedulers ticking every 100 ms: each slot must start exactly one run, also after
  * one process is killed. The two tests use prefixes of their own and mostly wait for cron slots,
- * so they run at once, and each starts its processes at once.
+ * so they run at once; each starts its processes one after another (started at once on a busy
+ * machine, each takes as long as all of them).
  */
 describe.concurrent("crons across two server processes", () => {
   const servers: ServerProcess[] = [];
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.kill()));
   });
-  /** Started processes are kept for afterAll as each comes up, even when another fails to start. */
-  const started = (prefix: string, envs: Record<string, string>[]) =>
-    Promise.all(envs.map((env) => spawnHarness(prefix, env).then((server) => (servers.push(server), server))));
+  /** Processes started one after another, each kept for afterAll as it comes up. */
+  async function started(prefix: string, envs: Record<string, string>[]): Promise<ServerProcess[]> {
+    const own: ServerProcess[] = [];
+    for (const env of envs) {
+      const server = await spawnHarness(prefix, env);
+      servers.push(server);
+      own.push(server);
+    }
+    return own;
+  }
 
   it("fires each due slot exactly once, and keeps firing when one process dies", { timeout: 90_000 }, async () => {
     const prefix = uniquePrefix("crons-replicas");
