@@ -172,3 +172,10 @@ export const runIdOf = (config: RunnableConfig): string | undefined => {
   const runId = config.metadata?.run_id;
   return typeof runId === "string" ? runId : undefined;
 };
+
+/** The run and attempt a write belongs to, as the server's run config records them: what fences it by the run's lease. */
+export const leaseOf = (config: RunnableConfig): { runId: string; attempt: number } | undefined => {
+  const runId = runIdOf(config);
+  const attempt = config.metadata?.run_attempt;
+  return runId !== undefined && typeof attempt === "number" ? { runId, attempt } : undefined;
+};

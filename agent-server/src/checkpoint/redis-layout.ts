@@ -129,18 +129,35 @@ return result
 `);
 
 /**
- * Stores a checkpoint in one call. KEYS: blobs, checkpoint record, ids, scopes of the thread,
- * threads, the thread's change counter. ARGV: scope, thread id, checkpoint id, number of blobs, then per blob its field, frame
- * and the field a delta frame applies to ('' for a full copy), then the packed
- * record (`redis-record.ts`). A stored channel version never changes (like the Postgres saver's ON CONFLICT DO
- * NOTHING); the record is replaced whole. When the base of a new delta is gone (the thread was
- * pruned, deleted or rolled back since this process saw it), nothing is written and the fields
- * of those deltas are returned, to be sent again as full copies.
+ * Lua: refuses the write (an error reply) when a run's attempt no longer holds its lease: the
+ * run's record says another attempt, or its thread's lock names another run (the run queue's
+ * `RENEW` reads the same two keys). `runId` '' = the write belongs to no run, unfenced.
  */
-export const putCheckpointScript = new RedisScript(`
-local count = tonumber(ARGV[4])
+const LEASE_FENCE = `
+local function fence(runKey, lockKey, runId, attempt)
+  if runId == '' then return end
+  if redis.call('HGET', runKey, 'attempt') ~= attempt or redis.call('GET', lockKey) ~= runId then
+    error('LEASE_LOST run ' .. runId .. ' attempt ' .. attempt .. ' no longer holds its lease')
+  end
+end
+`;
+
+/**
+ * Stores a checkpoint in one call. KEYS: blobs, checkpoint record, ids, scopes of the thread,
+ * threads, the thread's change counter, then for a run's write its record and its thread's lock
+ * (the lease fence). ARGV: the run id ('' for none) and attempt of the fence, scope, thread id,
+ * checkpoint id, number of blobs, then per blob its field, frame and the field a delta frame
+ * applies to ('' for a full copy), then the packed record (`redis-record.ts`). A stored channel
+ * version never changes (like the Postgres saver's ON CONFLICT DO NOTHING); the record is
+ * replaced whole. When the base of a new delta is gone (the thread was pruned, deleted or rolled
+ * back since this process saw it), nothing is written and the fields of those deltas are
+ * returned, to be sent again as full copies.
+ */
+export const putCheckpointScript = new RedisScript(`${LEASE_FENCE}
+fence(KEYS[7], KEYS[8], ARGV[1], ARGV[2])
+local count = tonumber(ARGV[6])
 local missing = {}
-local i = 5
+local i = 7
 for _ = 1, count do
   local base = ARGV[i + 2]
   if base ~= '' and redis.call('HEXISTS', KEYS[1], base) == 0 and redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then
@@ -149,15 +166,15 @@ for _ = 1, count do
   i = i + 3
 end
 if #missing > 0 then return missing end
-i = 5
+i = 7
 for _ = 1, count do
   redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
   i = i + 3
 end
 redis.call('SET', KEYS[2], ARGV[i])
-redis.call('ZADD', KEYS[3], 0, ARGV[3])
-redis.call('SADD', KEYS[4], ARGV[1])
-redis.call('SADD', KEYS[5], ARGV[2])
+redis.call('ZADD', KEYS[3], 0, ARGV[5])
+redis.call('SADD', KEYS[4], ARGV[3])
+redis.call('SADD', KEYS[5], ARGV[4])
 redis.call('INCR', KEYS[6])
 return 1
 `);
@@ -180,18 +197,20 @@ const CHAIN_GUARD = 1000;
 
 /**
  * Stores a task's pending writes in one call. KEYS: the checkpoint's writes, ids of checkpoints
- * with writes, scopes of the thread, threads, the thread's change counter. ARGV: checkpoint id, scope, thread id, then per
- * write 'replace' or 'keep' (special writes replace, regular ones are written once), its field
- * and its frame.
+ * with writes, scopes of the thread, threads, the thread's change counter, then the lease fence's
+ * keys (as `putCheckpointScript`). ARGV: the fence's run id ('' for none) and attempt, checkpoint
+ * id, scope, thread id, then per write 'replace' or 'keep' (special writes replace, regular ones
+ * are written once), its field and its frame.
  */
-export const putWritesScript = new RedisScript(`
-for i = 4, #ARGV, 3 do
+export const putWritesScript = new RedisScript(`${LEASE_FENCE}
+fence(KEYS[6], KEYS[7], ARGV[1], ARGV[2])
+for i = 6, #ARGV, 3 do
   if ARGV[i] == 'replace' then redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i + 2])
   else redis.call('HSETNX', KEYS[1], ARGV[i + 1], ARGV[i + 2]) end
 end
-redis.call('SADD', KEYS[2], ARGV[1])
-redis.call('SADD', KEYS[3], ARGV[2])
-redis.call('SADD', KEYS[4], ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[4])
+redis.call('SADD', KEYS[4], ARGV[5])
 redis.call('INCR', KEYS[5])
 return 1
 `);

@@ -14,11 +14,12 @@ import {
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
 import { RESP_TYPES } from "redis";
+import { leaseKeys } from "../runs/queue/redis-scripts.ts";
 import { jsonContains } from "../storage/json-match.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type { ThreadCheckpointer } from "../storage/types.ts";
 import { KnownVersions } from "./deltas.ts";
-import { checkpointMetadata, runIdOf, TaskWritesTracker } from "./metadata.ts";
+import { checkpointMetadata, leaseOf, runIdOf, TaskWritesTracker } from "./metadata.ts";
 import { asFullCopies, decodeBlobs, encodeBlob, orderedWrites, pairs, rememberStored } from "./redis-codec.ts";
 import {
   CheckpointKeys,
@@ -59,9 +60,13 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
   readonly #taskWrites = new TaskWritesTracker();
   readonly #known = new KnownVersions();
 
-  constructor(client: RedisClient, options: { prefix: string; serde?: SerializerProtocol }) {
+  /** The run queue's prefix: writes of a run are refused once its attempt lost the lease. */
+  readonly #runsPrefix: string | undefined;
+
+  constructor(client: RedisClient, options: { prefix: string; serde?: SerializerProtocol; runsPrefix?: string }) {
     super(options.serde ?? new FastJsonPlusSerializer());
     this.keys = new CheckpointKeys(options.prefix);
+    this.#runsPrefix = options.runsPrefix;
     this.redis = binaryClient(client);
   }
 
@@ -136,6 +141,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       ),
     ]);
     const recordKey = this.keys.checkpoint(scope, checkpoint.id);
+    const fence = this.#fence(config, threadId);
     const keys = [
       this.keys.blobs(scope),
       recordKey,
@@ -147,10 +153,10 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     // A channel left empty is not stored: a version with no frame reads as no value, as "empty" does.
     const frames = blobs.filter((blob) => blob.type !== "empty");
     const run = () => {
-      const args: (string | Buffer)[] = [scope, threadId, checkpoint.id, String(frames.length)];
+      const args: (string | Buffer)[] = [...fence.args, scope, threadId, checkpoint.id, String(frames.length)];
       for (const { field, frame, base } of frames) args.push(field, frame, base?.field ?? "");
       args.push(record);
-      return putCheckpointScript.run(this.redis, keys, args);
+      return putCheckpointScript.run(this.redis, [...keys, ...fence.keys], args);
     };
     const missing = await run();
     if (Array.isArray(missing)) {
@@ -183,13 +189,27 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
         };
       }),
     );
-    const args: (string | Buffer)[] = [checkpointId, scope, threadId];
+    const fence = this.#fence(config, threadId);
+    const args: (string | Buffer)[] = [...fence.args, checkpointId, scope, threadId];
     for (const { index, field, frame } of encoded) args.push(index < 0 ? "replace" : "keep", field, frame);
     await putWritesScript.run(
       this.redis,
-      [key, this.keys.writeIds(scope), this.keys.scopesOf(threadId), this.keys.threads(), this.keys.changes(threadId)],
+      [
+        ...[key, this.keys.writeIds(scope), this.keys.scopesOf(threadId), this.keys.threads()],
+        ...[this.keys.changes(threadId), ...fence.keys],
+      ],
       args,
     );
+  }
+
+  /**
+   * The lease fence of a run's write (issue #16): its record and thread lock, checked in the
+   * write's script, so a worker whose run was taken over cannot write checkpoints meanwhile.
+   */
+  #fence(config: RunnableConfig, threadId: string): { keys: string[]; args: string[] } {
+    const lease = leaseOf(config);
+    if (!lease || this.#runsPrefix === undefined) return { keys: [], args: ["", ""] };
+    return { keys: leaseKeys(this.#runsPrefix, lease.runId, threadId), args: [lease.runId, String(lease.attempt)] };
   }
 
   async deleteThread(threadId: string): Promise<void> {

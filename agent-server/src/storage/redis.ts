@@ -3,6 +3,7 @@ import { RedisAssistantStore } from "../assistants/redis-store.ts";
 import { RedisCheckpointer } from "../checkpoint/redis.ts";
 import { RedisStore } from "../long-term-store/redis-store.ts";
 import type { LongTermStoreOptions } from "../long-term-store/store.ts";
+import { runQueuePrefix } from "../threads/redis-index.ts";
 import { RedisThreadStore } from "../threads/redis-store.ts";
 import { connectRedis, pingWithin } from "./redis-client.ts";
 import type { Storage } from "./types.ts";
@@ -25,7 +26,7 @@ export async function createRedisStorage({
 }: RedisStorageOptions): Promise<Storage> {
   const client = await connectRedis(url, logger);
   const store = new RedisStore(client, { ...storeOptions, prefix });
-  const checkpointer = new RedisCheckpointer(client, { prefix });
+  const checkpointer = new RedisCheckpointer(client, { prefix, runsPrefix: runQueuePrefix(prefix) });
   return {
     kind: "redis",
     assistants: new RedisAssistantStore(client, prefix),

@@ -16,6 +16,16 @@ import { RedisScript } from "../../storage/redis-script.ts";
  *   cancel     channel: "<run id> <action>" for the process executing the run
  */
 
+/**
+ * The keys that say whether an attempt of a run still holds its lease: the run's record
+ * (`attempt`) and its thread's lock (`ta:`), read by `RENEW`, `FINISH` and the checkpointer's
+ * writes (`checkpoint/redis-layout.ts`). `prefix` is the run queue's.
+ */
+export const leaseKeys = (prefix: string, runId: string, threadId: string): [string, string] => [
+  `${prefix}run:${runId}`,
+  `${prefix}ta:${threadId}`,
+];
+
 const common = `
 local p = ARGV[1]
 local function wake(tid, now)
