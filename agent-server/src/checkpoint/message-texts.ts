@@ -32,18 +32,19 @@ class SameAsField {
 }
 
 interface Remembered {
-  text: string;
+  /** The object's serialised text, as UTF-8. */
+  bytes: Buffer;
   /** The object's class when it was remembered. */
   type: unknown;
-  /** The object's own fields, as they were when `text` was made. */
+  /** The object's own fields, as they were when `bytes` were made. */
   fields: Fields;
-  /** What loading `text` built (the object itself when it was loaded). */
+  /** What loading `bytes` built (the object itself when it was loaded). */
   loaded: object;
 }
 
 /** What a remembered object stands for while it is unchanged. */
 export interface Known {
-  text: string;
+  bytes: Buffer;
   loaded: object;
 }
 
@@ -145,7 +146,7 @@ const isSerializable = (item: object) =>
   typeof (item as { lc_kwargs?: unknown }).lc_kwargs === "object" &&
   typeof (item as { toJSON?: unknown }).toJSON === "function";
 
-/** The text `item` was serialised to and its loaded form, while it is unchanged since. */
+/** The bytes `item` was serialised to and its loaded form, while it is unchanged since. */
 export function known(item: object): Known | undefined {
   const entry = remembered.get(item);
   if (!entry) return undefined;
@@ -169,8 +170,9 @@ export function rememberText(item: object, text: string, codec: TextCodec): bool
   const fields = fieldsOf(loaded as Record<string, unknown>, 0);
   if (!fields || !sameFields(item, fields.value)) return false;
   if (loaded.constructor !== item.constructor && codec.dump(loaded) !== text) return false;
-  remembered.set(item, { text, type: item.constructor, fields: fields.value, loaded });
-  remembered.set(loaded, { text, type: loaded.constructor, fields: fields.value, loaded });
+  const bytes = Buffer.from(text);
+  remembered.set(item, { bytes, type: item.constructor, fields: fields.value, loaded });
+  remembered.set(loaded, { bytes, type: loaded.constructor, fields: fields.value, loaded });
   return true;
 }
 
