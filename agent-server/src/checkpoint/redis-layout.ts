@@ -10,7 +10,8 @@ import { RedisScript } from "../storage/redis-script.ts";
  * | `<p>cp:ids:<scope>` | zset, score 0 | checkpoint ids (uuid6: lexicographic = time order) |
  * | `<p>cp:blobs:<scope>` | hash | `<channel>\n<version>` → frame `{type}` + serde bytes, one per channel version (shared by checkpoints); or a delta: frame `{type,base,prefix,suffix}` + the bytes between the `prefix` and `suffix` kept from the `base` field's value (`deltas.ts`); `"z":1` in the header: the payload is deflated (`redis-pack.ts`). A channel left empty has no field |
  * | `<p>cp:w:<scope>:<id>` | hash | `<task_id>\0<idx>` → frame `{channel,type,task_path,run_id}` + serde bytes, packed (`redis-pack.ts`: a flag byte, deflated or not); frames written before start with `{` |
- * | `<p>cp:wids:<scope>` | set | checkpoint ids that have writes (so deleting never needs a SCAN) |
+ * | `<p>cp:wp:<scope>` | hash | `<checkpoint id>` → the checkpoint's pending writes, each `<length>:<task_id>\0<idx><length>:<frame>` (frame as in `cp:w`) |
+ * | `<p>cp:wids:<scope>` | set | checkpoint ids that have writes in `cp:w` keys (so deleting never needs a SCAN) |
  *
  * Per thread `<p>cp:ns:<thread_id>` (set of scopes) and `<p>cp:v:<thread_id>` (a counter every write
  * of the thread increments: whole-thread changes apply only while it is what they read,
@@ -58,6 +59,11 @@ export class CheckpointKeys {
 
   writesPrefix(scope: string): string {
     return `${this.base}w:${scope}:`;
+  }
+
+  /** Pending writes of every checkpoint of the scope, a field per checkpoint (`packWrites`). */
+  packedWrites(scope: string): string {
+    return `${this.base}wp:${scope}`;
   }
 
   writeIds(scope: string): string {
@@ -196,35 +202,91 @@ end
 const CHAIN_GUARD = 1000;
 
 /**
- * Stores a task's pending writes in one call. KEYS: the checkpoint's writes, ids of checkpoints
- * with writes, scopes of the thread, threads, the thread's change counter, then the lease fence's
- * keys (as `putCheckpointScript`). ARGV: the fence's run id ('' for none) and attempt, checkpoint
- * id, scope, thread id, then per write 'replace' or 'keep' (special writes replace, regular ones
- * are written once), its field and its frame.
+ * Lua: a checkpoint's packed pending writes (`cp:wp`) as a list of {field, frame}, in the order
+ * they were stored, and back. Entries are `<length>:<field><length>:<frame>`.
  */
-export const putWritesScript = new RedisScript(`${LEASE_FENCE}
-fence(KEYS[6], KEYS[7], ARGV[1], ARGV[2])
-for i = 6, #ARGV, 3 do
-  if ARGV[i] == 'replace' then redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i + 2])
-  else redis.call('HSETNX', KEYS[1], ARGV[i + 1], ARGV[i + 2]) end
+const PACKED_WRITES = `
+local function unpackWrites(value)
+  local list, pos = {}, 1
+  while value and pos <= #value do
+    local entry = {}
+    for part = 1, 2 do
+      local colon = string.find(value, ":", pos, true)
+      local length = tonumber(string.sub(value, pos, colon - 1))
+      entry[part] = string.sub(value, colon + 1, colon + length)
+      pos = colon + length + 1
+    end
+    list[#list + 1] = entry
+  end
+  return list
 end
-redis.call('SADD', KEYS[2], ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[4])
-redis.call('SADD', KEYS[4], ARGV[5])
-redis.call('INCR', KEYS[5])
+local function packWrites(list)
+  local parts = {}
+  for _, entry in ipairs(list) do
+    parts[#parts + 1] = #entry[1] .. ":" .. entry[1] .. #entry[2] .. ":" .. entry[2]
+  end
+  return table.concat(parts)
+end
+`;
+
+/**
+ * Lua: the pending writes of checkpoint `id` as a flat field/frame list: those in its `cp:w` key
+ * (written before writes were packed), then those in the scope's packed hash.
+ */
+const READ_WRITES = `${PACKED_WRITES}
+local function readWrites(legacyKey, packedKey, id)
+  local flat = redis.call("HGETALL", legacyKey)
+  for _, entry in ipairs(unpackWrites(redis.call("HGET", packedKey, id) or nil)) do
+    flat[#flat + 1] = entry[1]
+    flat[#flat + 1] = entry[2]
+  end
+  return flat
+end
+`;
+
+/** The pending writes of one checkpoint. KEYS: its `cp:w` key, the scope's packed writes. ARGV: its id. */
+export const readWritesScript = new RedisScript(`${READ_WRITES}
+return readWrites(KEYS[1], KEYS[2], ARGV[1])
+`);
+
+/**
+ * Stores a task's pending writes in one call, in the checkpoint's field of the scope's packed
+ * writes. KEYS: the scope's packed writes, scopes of the thread, threads, the thread's change
+ * counter, then the lease fence's keys (as `putCheckpointScript`). ARGV: the fence's run id (''
+ * for none) and attempt, checkpoint id, scope, thread id, then per write 'replace' or 'keep'
+ * (special writes replace, regular ones are written once), its field and its frame.
+ */
+export const putWritesScript = new RedisScript(`${LEASE_FENCE}${PACKED_WRITES}
+fence(KEYS[5], KEYS[6], ARGV[1], ARGV[2])
+local list = unpackWrites(redis.call('HGET', KEYS[1], ARGV[3]) or nil)
+local at = {}
+for i, entry in ipairs(list) do at[entry[1]] = i end
+for i = 6, #ARGV, 3 do
+  local field, frame = ARGV[i + 1], ARGV[i + 2]
+  if not at[field] then
+    list[#list + 1] = {field, frame}
+    at[field] = #list
+  elseif ARGV[i] == 'replace' then
+    list[at[field]][2] = frame
+  end
+end
+redis.call('HSET', KEYS[1], ARGV[3], packWrites(list))
+redis.call('SADD', KEYS[2], ARGV[4])
+redis.call('SADD', KEYS[3], ARGV[5])
+redis.call('INCR', KEYS[4])
 return 1
 `);
 
 /**
  * One round trip for a checkpoint tuple: resolves the latest id when none is given (the last
  * member of the id zset, O(log n)), then reads the record, its writes and the blobs it names,
- * each with the chain of frames it is a delta against. KEYS: ids zset, blobs hash. ARGV:
+ * each with the chain of frames it is a delta against. KEYS: ids zset, blobs hash, packed writes. ARGV:
  * checkpoint id or "", record key prefix, writes key prefix, then the blob fields the reader
  * already has (decoded: sent as one empty frame). Returns false or {id, record (`RawRecord`), writes
  * (flat hash), per blob its frames newest first (the last one a full copy; none when the version
  * is missing)}.
  */
-export const loadTupleScript = new RedisScript(`${BASE_OF}${READ_RECORD}
+export const loadTupleScript = new RedisScript(`${BASE_OF}${READ_RECORD}${READ_WRITES}
 local id = ARGV[1]
 if id == "" then
   local latest = redis.call("ZRANGE", KEYS[1], -1, -1)
@@ -254,7 +316,7 @@ if blobs and blobs ~= "" then
     chains[#chains + 1] = chain
   end
 end
-return {id, record, redis.call("HGETALL", ARGV[3] .. id), chains}
+return {id, record, readWrites(ARGV[3] .. id, KEYS[3], id), chains}
 `);
 
 /**
@@ -294,7 +356,7 @@ for _, scope in ipairs(redis.call("SMEMBERS", KEYS[1])) do
   for _, id in ipairs(redis.call("SMEMBERS", base .. "wids:" .. scope)) do
     redis.call("UNLINK", base .. "w:" .. scope .. ":" .. id)
   end
-  redis.call("UNLINK", base .. "ids:" .. scope, base .. "wids:" .. scope, base .. "blobs:" .. scope)
+  redis.call("UNLINK", base .. "ids:" .. scope, base .. "wids:" .. scope, base .. "blobs:" .. scope, base .. "wp:" .. scope)
 end
 redis.call("UNLINK", KEYS[1])
 redis.call("SREM", KEYS[2], ARGV[2])

@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { decodeFrame, encodeFrame } from "./redis-layout.ts";
-import { blobFrame, decodeBlobFrame, decodeWriteFrame, isPacked, pack, unpack, writeFrame } from "./redis-pack.ts";
+import {
+  blobFrame,
+  decodeBlobFrame,
+  decodeWriteFrame,
+  isPacked,
+  pack,
+  packWrites,
+  unpack,
+  unpackWrites,
+  writeFrame,
+} from "./redis-pack.ts";
 
 const message = Buffer.from(
   '[{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessage"],"kwargs":{"content":"It is fast",' +
@@ -37,5 +47,14 @@ describe("packed values", () => {
     expect(frame.length).toBeLessThan(message.length / 2);
     expect(decodeWriteFrame(frame)).toEqual({ header, payload: message });
     expect(decodeWriteFrame(encodeFrame(header, message))).toEqual({ header, payload: message });
+  });
+
+  it("a checkpoint's packed writes keep their fields, frames and order", () => {
+    const entries: [string, Buffer][] = [
+      ["task-b\u00001", writeFrame({ channel: "a", type: "json", task_path: "" }, message)],
+      ["task-a\u00000", Buffer.from([0, 58, 255, 10])],
+    ];
+    expect(unpackWrites(packWrites(entries))).toEqual(entries);
+    expect(unpackWrites(Buffer.alloc(0))).toEqual([]);
   });
 });

@@ -96,3 +96,29 @@ export function writeFrame(header: WriteHeader, payload: Uint8Array): Buffer {
 export function decodeWriteFrame(frame: Buffer): { header: WriteHeader; payload: Buffer } {
   return decodeFrame<WriteHeader>(isPacked(frame) ? unpack(frame) : frame);
 }
+
+/**
+ * A checkpoint's pending writes as its field of `cp:wp` holds them: `<length>:<field><length>:<frame>`
+ * per write, in the order they were stored (the scripts of `redis-layout.ts` read and extend it).
+ */
+export function packWrites(entries: readonly (readonly [string, Buffer])[]): Buffer {
+  return Buffer.concat(
+    entries.flatMap(([field, frame]) => {
+      const name = Buffer.from(field);
+      return [Buffer.from(`${name.length}:`), name, Buffer.from(`${frame.length}:`), frame];
+    }),
+  );
+}
+
+export function unpackWrites(value: Buffer): [string, Buffer][] {
+  const entries: [string, Buffer][] = [];
+  let position = 0;
+  const next = () => {
+    const colon = value.indexOf(0x3a, position);
+    const end = colon + 1 + Number(value.subarray(position, colon).toString());
+    position = end;
+    return value.subarray(colon + 1, end);
+  };
+  while (position < value.length) entries.push([next().toString(), next()]);
+  return entries;
+}

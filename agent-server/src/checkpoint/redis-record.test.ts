@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { RedisCheckpointer } from "./redis.ts";
 import { scopeOf } from "./redis-layout.ts";
+import { unpackWrites } from "./redis-pack.ts";
 import { decodeRecord, packRecord } from "./redis-record.ts";
 import { FastJsonPlusSerializer } from "./serde.ts";
 
@@ -81,10 +82,15 @@ describe("checkpoint records written in the hash layout", () => {
   });
   afterAll(() => client.quit());
 
-  /** Rewrites every record of the thread as the hash layout stored it. */
+  /** Rewrites every record of the thread as the hash layout stored it, pending writes in a key per checkpoint. */
   async function toHashLayout(threadId: string): Promise<void> {
     const scope = scopeOf(threadId, "");
     for (const id of await client.zRange(saver.keys.ids(scope), 0, -1)) {
+      const packed = await saver.redis.hGet(saver.keys.packedWrites(scope), id);
+      for (const [field, frame] of packed ? unpackWrites(packed) : []) {
+        await saver.redis.hSet(saver.keys.writes(scope, id), field, frame);
+        await client.sAdd(saver.keys.writeIds(scope), id);
+      }
       const key = saver.keys.checkpoint(scope, id);
       const record = await decodeRecord(serde, threadId, id, await saver.redis.get(key));
       if (!record) throw new Error(`no record ${id}`);
@@ -113,6 +119,8 @@ describe("checkpoint records written in the hash layout", () => {
     await toHashLayout(threadId);
     const [first] = await client.zRange(saver.keys.ids(scopeOf(threadId, "")), 0, 0);
     expect(await client.type(saver.keys.checkpoint(scopeOf(threadId, ""), first ?? ""))).toBe("hash");
+    await client.del(saver.keys.packedWrites(scopeOf(threadId, "")));
+    expect(await client.sCard(saver.keys.writeIds(scopeOf(threadId, "")))).toBeGreaterThan(0);
     expect(await history(threadId)).toEqual(packed);
 
     // A run on top: packed records after hash ones, one conversation.

@@ -1,15 +1,17 @@
 import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { latestId, namespacesToKeep } from "./prune.ts";
 import type { RedisCheckpointer } from "./redis.ts";
+import { pairs } from "./redis-codec.ts";
 import {
   blobClosureScript,
   copySnapshotScript,
   namespaceOfScope,
   parseWriteField,
   readRecordsScript,
+  readWritesScript,
   scopeOf,
 } from "./redis-layout.ts";
-import { decodeWriteFrame } from "./redis-pack.ts";
+import { decodeWriteFrame, packWrites, unpackWrites } from "./redis-pack.ts";
 import { changeAtomically, Plan } from "./redis-plan.ts";
 import { blobListOf, decodeRecord, type RawRecord } from "./redis-record.ts";
 
@@ -21,6 +23,12 @@ export async function members(
 ): Promise<string[]> {
   const found = type === "set" ? await redis.sMembers(key) : await redis.zRange(key, 0, -1);
   return found.map((member) => member.toString());
+}
+
+/** The pending writes of a checkpoint (either layout) as field/frame pairs, in the order they were stored. */
+export async function readWrites(saver: RedisCheckpointer, scope: string, id: string) {
+  const keys = [saver.keys.writes(scope, id), saver.keys.packedWrites(scope)];
+  return pairs((await readWritesScript.run(saver.redis, keys, [id])) as Buffer[]);
 }
 
 /** Checkpoint records (either layout) at `keys`, in one call. */
@@ -90,6 +98,7 @@ async function planCopy(saver: RedisCheckpointer, sourceThreadId: string, target
       .copy(saver.keys.ids(scope), saver.keys.ids(target))
       .copy(saver.keys.writeIds(scope), saver.keys.writeIds(target))
       .copy(saver.keys.blobs(scope), saver.keys.blobs(target))
+      .copy(saver.keys.packedWrites(scope), saver.keys.packedWrites(target))
       .sAdd(saver.keys.scopesOf(targetThreadId), target);
   }
   if (plans.length > 0) changes.sAdd(saver.keys.threads(), targetThreadId);
@@ -110,15 +119,16 @@ async function planPrune(saver: RedisCheckpointer, threadId: string): Promise<Pl
   const scopes = await members(saver.redis, saver.keys.scopesOf(threadId));
   const rootScope = scopeOf(threadId, "");
   const rootLatest = latestId(await members(saver.redis, saver.keys.ids(rootScope), "zset"));
-  const rootWrites = rootLatest ? await saver.redis.hKeys(saver.keys.writes(rootScope, rootLatest)) : [];
-  const pendingTaskIds = new Set(rootWrites.map((field) => parseWriteField(field.toString()).taskId));
+  const rootWrites = rootLatest ? await readWrites(saver, rootScope, rootLatest) : [];
+  const pendingTaskIds = new Set(rootWrites.map(([field]) => parseWriteField(field).taskId));
   const keep = namespacesToKeep(scopes.map(namespaceOfScope), pendingTaskIds);
   const changes = new Plan();
   for (const scope of scopes) {
-    const [ids, writeIds, blobFields] = await Promise.all([
+    const [ids, writeIds, blobFields, packedIds] = await Promise.all([
       members(saver.redis, saver.keys.ids(scope), "zset"),
       members(saver.redis, saver.keys.writeIds(scope)),
       saver.redis.hKeys(saver.keys.blobs(scope)),
+      saver.redis.hKeys(saver.keys.packedWrites(scope)),
     ]);
     const kept = keep.has(namespaceOfScope(scope)) ? latestId(ids) : undefined;
     const [record] = kept ? await readRecords(saver, [saver.keys.checkpoint(scope, kept)]) : [];
@@ -133,6 +143,8 @@ async function planPrune(saver: RedisCheckpointer, threadId: string): Promise<Pl
       if (id !== kept) changes.unlink(saver.keys.checkpoint(scope, id)).zRem(saver.keys.ids(scope), id);
     for (const id of writeIds)
       if (id !== kept) changes.unlink(saver.keys.writes(scope, id)).sRem(saver.keys.writeIds(scope), id);
+    const stalePacked = packedIds.map(String).filter((id) => id !== kept);
+    if (stalePacked.length > 0) changes.hDel(saver.keys.packedWrites(scope), stalePacked);
     const staleBlobs = blobFields.filter((field) => !keptBlobs.has(field.toString()));
     if (staleBlobs.length > 0) changes.hDel(saver.keys.blobs(scope), staleBlobs);
     if (!kept) changes.sRem(saver.keys.scopesOf(threadId), scope);
@@ -167,7 +179,8 @@ async function planDeleteRun(saver: RedisCheckpointer, threadId: string, runId: 
         changes
           .unlink([saver.keys.checkpoint(scope, id), saver.keys.writes(scope, id)])
           .zRem(saver.keys.ids(scope), id)
-          .sRem(saver.keys.writeIds(scope), id);
+          .sRem(saver.keys.writeIds(scope), id)
+          .hDel(saver.keys.packedWrites(scope), [id]);
         continue;
       }
       kept.push(id);
@@ -176,15 +189,22 @@ async function planDeleteRun(saver: RedisCheckpointer, threadId: string, runId: 
     if (kept.length === 0) {
       changes
         .unlink([saver.keys.ids(scope), saver.keys.writeIds(scope), saver.keys.blobs(scope)])
+        .unlink(saver.keys.packedWrites(scope))
         .sRem(saver.keys.scopesOf(threadId), scope);
       continue;
     }
     const newest = latestId(kept) as string;
-    const writes = await saver.redis.hGetAll(saver.keys.writes(scope, newest));
-    const runWrites = Object.entries(writes)
-      .filter(([, frame]) => decodeWriteFrame(frame as Buffer).header.run_id === runId)
+    const legacy = await saver.redis.hGetAll(saver.keys.writes(scope, newest));
+    const ofRun = (frame: Buffer) => decodeWriteFrame(frame).header.run_id === runId;
+    const runWrites = Object.entries(legacy)
+      .filter(([, frame]) => ofRun(frame as Buffer))
       .map(([field]) => field);
     if (runWrites.length > 0) changes.hDel(saver.keys.writes(scope, newest), runWrites);
+    const packed = await saver.redis.hGet(saver.keys.packedWrites(scope), newest);
+    const entries = packed ? unpackWrites(packed) : [];
+    const others = entries.filter(([, frame]) => !ofRun(frame));
+    if (others.length === 0 && entries.length > 0) changes.hDel(saver.keys.packedWrites(scope), [newest]);
+    else if (others.length < entries.length) changes.hSet(saver.keys.packedWrites(scope), newest, packWrites(others));
     if (kept.length < ids.length) {
       const needed = await withDeltaBases(saver, scope, keptBlobs);
       const stale = (await saver.redis.hKeys(saver.keys.blobs(scope)))

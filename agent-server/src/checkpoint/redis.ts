@@ -34,7 +34,7 @@ import {
 import { writeFrame } from "./redis-pack.ts";
 import { DELETED_COUNTER_SECONDS } from "./redis-plan.ts";
 import { decodeRecord, packRecord, type RawRecord } from "./redis-record.ts";
-import { copyThread, deleteRun, members, pruneThread } from "./redis-threads.ts";
+import { copyThread, deleteRun, members, pruneThread, readWrites } from "./redis-threads.ts";
 import { FastJsonPlusSerializer } from "./serde.ts";
 
 const binaryClient = (client: RedisClient) => client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
@@ -176,7 +176,6 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       throw new Error("Failed to put writes: config.configurable.checkpoint_id is required.");
     this.#taskWrites.record(config, taskId, taskPath, writes);
     const scope = scopeOf(threadId, (config.configurable?.checkpoint_ns as string | undefined) ?? "");
-    const key = this.keys.writes(scope, checkpointId);
     const runId = runIdOf(config);
     const encoded = await Promise.all(
       writes.map(async ([channel, value], idx) => {
@@ -195,7 +194,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     await putWritesScript.run(
       this.redis,
       [
-        ...[key, this.keys.writeIds(scope), this.keys.scopesOf(threadId), this.keys.threads()],
+        ...[this.keys.packedWrites(scope), this.keys.scopesOf(threadId), this.keys.threads()],
         ...[this.keys.changes(threadId), ...fence.keys],
       ],
       args,
@@ -276,7 +275,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     const cached = this.#known.inScope(scope);
     const reply = (await loadTupleScript.run(
       this.redis,
-      [this.keys.ids(scope), this.keys.blobs(scope)],
+      [this.keys.ids(scope), this.keys.blobs(scope), this.keys.packedWrites(scope)],
       [checkpointId, this.keys.checkpointPrefix(scope), this.keys.writesPrefix(scope), ...cached.keys()],
     )) as TupleReply | null;
     if (!reply) return undefined;
@@ -313,10 +312,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
 
   /** Checkpoints before format v4 kept sends as writes to TASKS on the parent (mirrors MemorySaver). */
   private async migratePendingSends(checkpoint: Checkpoint, scope: string, parentId: string): Promise<void> {
-    const stored = await this.redis.hGetAll(this.keys.writes(scope, parentId));
-    const parentWrites = orderedWrites(
-      Object.entries(stored).map(([field, frame]) => [field, frame as Buffer] as const),
-    );
+    const parentWrites = orderedWrites(await readWrites(this, scope, parentId));
     const sends = await Promise.all(
       parentWrites
         .filter(({ header }) => header.channel === TASKS)
