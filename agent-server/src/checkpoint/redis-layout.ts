@@ -9,7 +9,7 @@ import { RedisScript } from "../storage/redis-script.ts";
  * | `<p>cp:c:<scope>:<id>` | string | the checkpoint's record, packed: the blob fields it reads, then its checkpoint (without channel_values) and metadata, compressed (`redis-record.ts`); a hash `checkpoint`, `type`, `metadata`, `metadata_type`, `parent`, `blobs` when written before |
  * | `<p>cp:ids:<scope>` | zset, score 0 | checkpoint ids (uuid6: lexicographic = time order) |
  * | `<p>cp:blobs:<scope>` | hash | `<channel>\n<version>` → frame `{type}` + serde bytes, one per channel version (shared by checkpoints); or a delta: frame `{type,base,prefix,suffix}` + the bytes between the `prefix` and `suffix` kept from the `base` field's value (`deltas.ts`); `"z":1` in the header: the payload is deflated (`redis-pack.ts`). A channel left empty has no field |
- * | `<p>cp:w:<scope>:<id>` | hash | `<task_id>\0<idx>` → frame `{channel,type,task_path,run_id}` + serde bytes, packed (`redis-pack.ts`: a flag byte, deflated or not); frames written before start with `{` |
+ * | `<p>cp:w:<scope>:<id>` | hash | pending writes stored before `cp:wp`, read along with it: `<task_id>\0<idx>` → frame `{channel,type,task_path}` + serde bytes |
  * | `<p>cp:wp:<scope>` | hash | `<checkpoint id>` → the checkpoint's pending writes, each `<length>:<task_id>\0<idx><length>:<frame>` (frame as in `cp:w`) |
  * | `<p>cp:wids:<scope>` | set | checkpoint ids that have writes in `cp:w` keys (so deleting never needs a SCAN) |
  *
