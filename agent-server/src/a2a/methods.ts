@@ -6,7 +6,7 @@ import type { Run } from "../runs/schemas.ts";
 import type { RunService } from "../runs/service.ts";
 import type { RunOutcome } from "../runs/worker/settle.ts";
 import type { Assistant } from "../storage/types.ts";
-import { openSse } from "../stream/sse.ts";
+import { openSse, writeSseHeartbeat } from "../stream/sse.ts";
 import type { ThreadService } from "../threads/service.ts";
 import { resultArtifact, resumeValue, runInput, taskState, toTask } from "./mapping.ts";
 import {
@@ -143,7 +143,7 @@ export class A2AMethods {
       status: { state: "working", timestamp: new Date().toISOString() },
       final: false,
     });
-    const outcome = await this.#runs.outcome(run, signal, HEARTBEAT_MS, () => res.write(": heartbeat\n\n"));
+    const outcome = await this.#runs.outcome(run, signal, HEARTBEAT_MS, () => writeSseHeartbeat(res));
     if (outcome) {
       const task = await this.#task(run, outcome);
       if (task.artifacts)

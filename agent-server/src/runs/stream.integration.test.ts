@@ -187,6 +187,21 @@ describe("run streaming", () => {
     expect(events.filter((e) => e.event).map((e) => e.event)).toEqual(["metadata", "updates"]);
   });
 
+  it("hands the SDK no extra event for a heartbeat after an event with an id", async () => {
+    // The SDK's decoder keeps the last `id:` across events, so a blank line after a heartbeat
+    // comment would reach the application as an event named "".
+    const thread = await server.client.threads.create();
+    const parts = await collect(
+      server.client.runs.stream(thread.thread_id, "steps", {
+        input: { steps: 2, delay_ms: 2500 },
+        streamMode: "updates",
+        streamResumable: true,
+      }),
+    );
+    expect(parts.map((part) => part.event)).toEqual(["metadata", "updates", "updates"]);
+    expect(parts.every((part) => part.id !== undefined)).toBe(true);
+  });
+
   it("keeps a long wait alive with leading newlines that still parse as JSON", async () => {
     const thread = await server.client.threads.create();
     const response = await fetch(`${server.url}/threads/${thread.thread_id}/runs/wait`, {

@@ -22,9 +22,16 @@ export function writeSseEvent(res: Response, event: string, data: string, id?: n
   );
 }
 
-/** Comment line: ignored by clients, keeps proxies from closing an idle stream. False: see `writeSseEvent`. */
+/**
+ * A comment line with no blank line after it: ignored by clients, keeps proxies from closing an
+ * idle stream. A blank line would end an (empty) event, and decoders that keep the last event id
+ * across events, as the LangGraph SDK's does, hand that to the application as an event named "".
+ */
+export const SSE_HEARTBEAT = ": heartbeat\n";
+
+/** Writes `SSE_HEARTBEAT`. False: see `writeSseEvent`. */
 export function writeSseHeartbeat(res: Response): boolean {
-  return res.write(": heartbeat\n\n");
+  return res.write(SSE_HEARTBEAT);
 }
 
 /**

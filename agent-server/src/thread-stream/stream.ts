@@ -3,7 +3,7 @@ import type { Response } from "express";
 import type { RunService } from "../runs/service.ts";
 import { END_EVENT, type LoggedEvent, type RunEventLog } from "../stream/event-log.ts";
 import { EVENTS_DROPPED, readRunEvents } from "../stream/reader.ts";
-import { drained, openSse } from "../stream/sse.ts";
+import { drained, openSse, SSE_HEARTBEAT } from "../stream/sse.ts";
 import { type EventFilter, fromSeq, matchesFilter, type SentEvent, toProtocolEvent } from "./events.ts";
 import { type IndexedRun, runIndexId } from "./service.ts";
 
@@ -115,7 +115,7 @@ export async function streamProtocolEvents(
   try {
     for await (const item of protocolEvents(runs, events, threadId, filter.since ?? -1, { signal, heartbeatMs })) {
       if ("heartbeat" in item) {
-        if (!(await write(": heartbeat\n\n"))) return;
+        if (!(await write(SSE_HEARTBEAT))) return;
       } else if ("dropped" in item) {
         const data = JSON.stringify({ error: EVENTS_DROPPED, message: item.dropped });
         if (!(await write(`event: error\ndata: ${data}\n\n`))) return;
