@@ -2,15 +2,8 @@ import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { latestId, namespacesToKeep } from "./prune.ts";
 import type { RedisCheckpointer } from "./redis.ts";
 import { pairs } from "./redis-codec.ts";
-import {
-  blobClosureScript,
-  copySnapshotScript,
-  namespaceOfScope,
-  parseWriteField,
-  readRecordsScript,
-  readWritesScript,
-  scopeOf,
-} from "./redis-layout.ts";
+import { blobClosureScript, copySnapshotScript, namespaceOfScope, parseWriteField, scopeOf } from "./redis-layout.ts";
+import { readRecordsScript, readWritesScript } from "./redis-lua.ts";
 import { decodeWriteFrame, packWrites, unpackWrites } from "./redis-pack.ts";
 import { changeAtomically, Plan } from "./redis-plan.ts";
 import { blobListOf, decodeRecord, type RawRecord } from "./redis-record.ts";
