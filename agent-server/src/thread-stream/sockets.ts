@@ -83,8 +83,7 @@ export class ProtocolSockets {
     } else if (!this.#pinger) {
       const { heartbeatMs } = this.#deps;
       this.#pinger = setInterval(() => {
-        const now = Date.now();
-        for (const socket of this.#open) socket.ping(now, heartbeatMs);
+        for (const socket of this.#open) socket.ping();
       }, heartbeatMs);
       this.#pinger.unref();
     }

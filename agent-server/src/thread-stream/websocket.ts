@@ -20,7 +20,7 @@ import { protocolEvents } from "./stream.ts";
  */
 
 export interface ProtocolSocketOptions {
-  /** Ping interval; a peer that answers no ping for `PONG_TIMEOUT_HEARTBEATS` intervals is dropped. */
+  /** Ping interval; a peer silent for `PONG_TIMEOUT_HEARTBEATS` intervals is dropped. */
   heartbeatMs: number;
   /** Bytes a socket may have unsent before the next frame waits for the client to take them. */
   bufferLimit: number;
@@ -80,8 +80,16 @@ export class ProtocolSocket {
    * meanwhile, so the stall limit judges the client, not missing pongs.
    */
   #waiting = 0;
-  /** The client's last sign of life: a pong, or taking a full buffer. */
-  #lastHeard = Date.now();
+  /**
+   * Pings since the client's last sign of life: a pong, or the connection taking a frame. Counted
+   * in pings, not milliseconds, so a server whose own event loop ran late (its timers run before
+   * it reads the pongs that came meanwhile) does not blame the client.
+   */
+  #silentPings = 0;
+  /** A sign of life, as a bound callback: passed to every send, it costs no closure per frame. */
+  readonly #heard = (): void => {
+    this.#silentPings = 0;
+  };
   /** The connection under the socket, corked while the pump sends what one read of the log gave. */
   readonly #connection: Socket;
   #corked = false;
@@ -101,9 +109,7 @@ export class ProtocolSocket {
     this.#auth = auth;
     this.#deps = deps;
     ws.on("message", (data) => this.#receive(data));
-    ws.on("pong", () => {
-      this.#lastHeard = Date.now();
-    });
+    ws.on("pong", this.#heard);
     // A frame over maxPayload, bad UTF-8 or a protocol violation: ws closes the socket with the
     // matching code (1009, 1007, 1002) and then emits this, which would crash the process unheard.
     ws.on("error", (error) => {
@@ -115,13 +121,19 @@ export class ProtocolSocket {
     });
   }
 
-  /** Pings an open socket; a closing one is left to its close handshake (ws ends it after 30 s). */
-  ping(now: number, heartbeatMs: number): void {
+  /**
+   * Pings an open socket; a closing one is left to its close handshake (ws ends it after 30 s).
+   * A client that stopped reading answers no pings, but while the connection still takes its
+   * frames (the kernel's buffers filling) it is not silent, and once frames wait it is judged by
+   * the stall limit: either way it gets the 1008 close, not a drop.
+   */
+  ping(): void {
     if (this.#ws.readyState !== WebSocket.OPEN) return;
-    if (this.#waiting === 0 && now - this.#lastHeard > PONG_TIMEOUT_HEARTBEATS * heartbeatMs) {
+    if (this.#waiting === 0 && this.#silentPings >= PONG_TIMEOUT_HEARTBEATS) {
       this.#ws.terminate();
       return;
     }
+    this.#silentPings++;
     this.#ws.ping();
   }
 
@@ -336,7 +348,7 @@ export class ProtocolSocket {
     const ws = this.#ws;
     if (ws.readyState !== WebSocket.OPEN) return false;
     if (ws.bufferedAmount + text.length <= this.#deps.bufferLimit) {
-      ws.send(text);
+      ws.send(text, this.#heard);
       return true;
     }
     const { stallMs, bufferLimit } = this.#deps;
@@ -348,11 +360,13 @@ export class ProtocolSocket {
         settled = true;
         clearTimeout(timer);
         this.#waiting--;
-        if (sent) this.#lastHeard = Date.now();
+        if (sent) this.#heard();
         resolve(sent);
       };
       const timer = setTimeout(() => {
-        this.close(CLOSE.policy, `slow consumer: over ${bufferLimit} bytes unsent for ${stallMs} ms`);
+        const reason = `slow consumer: over ${bufferLimit} bytes unsent for ${stallMs} ms`;
+        this.#deps.logger.info({ thread_id: this.#threadId }, `protocol socket closed: ${reason}`);
+        this.close(CLOSE.policy, reason);
         done(false);
       }, stallMs);
       ws.send(text, (error) => done(!error && ws.readyState === WebSocket.OPEN));
