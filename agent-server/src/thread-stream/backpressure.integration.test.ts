@@ -69,8 +69,14 @@ describe("thread stream over a WebSocket that stops reading", () => {
       uniquePrefix("proto-bp"),
       {
         LANGSMITH_TRACING: "false",
+        // The default lease, not the test servers' 1.5 s: under load, writing the 40 MB log has kept
+        // the server from renewing it, and the attempt that took the run over starts the log anew
+        // from the checkpoint after the node, with none of the 4,000 events.
+        RUN_LEASE_MS: "15000",
         STREAM_HEARTBEAT_MS: String(HEARTBEAT_MS),
         STREAM_STALL_TIMEOUT_MS: String(STALL_MS),
+        // The server logs each slow-consumer close at info: the test resumes the sockets after them.
+        LOG_LEVEL: "info",
         NODE_OPTIONS: "--inspect=127.0.0.1:0",
       },
       config,
@@ -107,8 +113,21 @@ describe("thread stream over a WebSocket that stops reading", () => {
     // Unbounded, each socket would hold the 40 MB log, less what the kernel took.
     expect(during - before).toBeLessThan(40 * 1024 * 1024);
 
-    // The buffers fill within seconds (here about 4); the stall limit runs from then.
-    await sleep(STALL_MS + 10_000 - (Date.now() - started));
+    // The buffers fill within seconds (about 4 idle, over 10 under load); the stall limit runs
+    // from then. A paused client cannot see the close frame behind them, so the server's log
+    // says when all four were closed.
+    const slowClosed = () => server.logs().match(/protocol socket closed: slow consumer/g)?.length ?? 0;
+    let firstClose = 0;
+    await expect
+      .poll(
+        () => {
+          if (!firstClose && slowClosed() > 0) firstClose = Date.now();
+          return slowClosed();
+        },
+        { timeout: 90_000, interval: 200 },
+      )
+      .toBe(stalled.length);
+    expect(firstClose - started).toBeGreaterThanOrEqual(STALL_MS);
     for (const { socket } of stalled) socket.resume();
     const closed = await Promise.race([Promise.all(closes), sleep(30_000).then(() => "still open")]);
     expect(closed).toEqual(stalled.map(() => ({ code: 1008, reason: expect.stringMatching(/^slow consumer/) })));
@@ -117,5 +136,5 @@ describe("thread stream over a WebSocket that stops reading", () => {
     const again = await subscribed();
     await expect.poll(again.received, { timeout: 60_000, interval: 200 }).toBe(EVENTS);
     again.socket.close();
-  }, 180_000);
+  }, 300_000);
 });

@@ -354,9 +354,14 @@ describe("thread-centric protocol over WebSockets", () => {
 
     // A message over the body limit is refused by ws itself: the socket is closed with 1009.
     const BODY_LIMIT_BYTES = 10 * 1024 * 1024; // the default BODY_LIMIT, which is the socket's maxPayload
+    // Built before the socket opens: serialising 10 MB blocks this process, which under load has
+    // taken longer than the three 300 ms pings the server waits for a pong.
+    const message = Buffer.from(
+      JSON.stringify({ id: 1, method: "run.start", params: { input: "x".repeat(BODY_LIMIT_BYTES) } }),
+    );
     const big = await openSocket(a, randomUUID());
     const closed = new Promise<number>((resolve) => big.socket.on("close", (code) => resolve(code)));
-    big.socket.send(JSON.stringify({ id: 1, method: "run.start", params: { input: "x".repeat(BODY_LIMIT_BYTES) } }));
+    big.socket.send(message, { binary: false });
     expect(await closed).toBe(1009);
 
     const badId = new WebSocket(socketUrl(a, "not-a-uuid"), { headers: { "x-api-key": KEY } });
