@@ -101,7 +101,7 @@ export class Reconciler {
     const failure =
       rejection ?? podFailure(pods) ?? (servesActive ? replicaFailure(deployment) : undefined) ?? redisFailure(redis);
     const readyReplicas = deployment?.status?.readyReplicas ?? 0;
-    const outcome = activeRevisionOutcome(active.status?.revisionStatus, rollout, failure);
+    const outcome = activeRevisionOutcome(active.status, rollout, failure);
     const redisUp = !managesRedis(agd) || redisReady(this.deps, agd);
     const scaling = autoscaling(this.deps, agd);
     // The deployment first: whoever sees a revision DEPLOYED (a CI job polling it) then finds the

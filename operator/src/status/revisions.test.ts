@@ -17,21 +17,39 @@ describe("activeRevisionOutcome", () => {
     ["crash loop while rolling out", "DEPLOYING", progressing, crash, "DEPLOY_FAILED"],
     ["progress deadline", "DEPLOYING", deadline, undefined, "DEPLOY_FAILED"],
     ["failed then recovered", "DEPLOY_FAILED", complete, undefined, "DEPLOYED"],
+    ["failed, its container running between crashes", "DEPLOY_FAILED", progressing, undefined, "DEPLOY_FAILED"],
     ["deployed stays deployed when a pod later crashes", "DEPLOYED", progressing, crash, "DEPLOYED"],
   ] as [string, RevisionStatus, Rollout | undefined, PodFailure | undefined, RevisionStatus][])(
     "%s -> %s",
     (_what, current, rollout, failure, expected) => {
-      expect(activeRevisionOutcome(current, rollout, failure).revisionStatus).toBe(expected);
+      expect(activeRevisionOutcome({ revisionStatus: current }, rollout, failure).revisionStatus).toBe(expected);
     },
   );
 
   it("gives the reason in the failure message", () => {
-    expect(activeRevisionOutcome("DEPLOYING", progressing, crash)).toEqual({
+    expect(activeRevisionOutcome({ revisionStatus: "DEPLOYING" }, progressing, crash)).toEqual({
       revisionStatus: "DEPLOY_FAILED",
       reason: "CrashLoopBackOff",
       message: "CrashLoopBackOff: pod: keeps crashing",
     });
-    expect(activeRevisionOutcome("DEPLOYING", deadline, undefined).message).toBe("ProgressDeadlineExceeded: too slow");
+    expect(activeRevisionOutcome({ revisionStatus: "DEPLOYING" }, deadline, undefined).message).toBe(
+      "ProgressDeadlineExceeded: too slow",
+    );
+  });
+
+  it("keeps a failure's reason and message while its container runs between crashes", () => {
+    const message = "CrashLoopBackOff: pod: keeps crashing";
+    const ready = { type: "Ready", status: "False" as const, reason: "CrashLoopBackOff", message };
+    const failed = {
+      revisionStatus: "DEPLOY_FAILED" as const,
+      message,
+      conditions: [{ ...ready, lastTransitionTime: "2026-01-01T00:00:00Z" }],
+    };
+    expect(activeRevisionOutcome(failed, progressing, undefined)).toEqual({
+      revisionStatus: "DEPLOY_FAILED",
+      reason: "CrashLoopBackOff",
+      message,
+    });
   });
 });
 

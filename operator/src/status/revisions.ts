@@ -21,14 +21,17 @@ const NOT_YET_DEPLOYING = new Set<RevisionStatus>([
 /**
  * Status of the revision the deployment serves. `rollout` is undefined while the live Deployment does
  * not run this revision's template yet. DEPLOYED is final for a revision: later pod trouble degrades
- * the deployment, not the revision that was already rolled out.
+ * the deployment, not the revision that was already rolled out. DEPLOY_FAILED lasts until the
+ * rollout completes or another failure is read: a crash-looping container runs between its
+ * restarts, and reporting DEPLOYING meanwhile had the failure come and go every restart for a
+ * client polling the revision.
  */
 export function activeRevisionOutcome(
-  current: RevisionStatus | undefined,
+  current: AgentRevisionStatus | undefined,
   rollout: Rollout | undefined,
   failure: PodFailure | undefined,
 ): RevisionOutcome {
-  if (current === "DEPLOYED" || rollout?.phase === "complete") {
+  if (current?.revisionStatus === "DEPLOYED" || rollout?.phase === "complete") {
     return { revisionStatus: "DEPLOYED", reason: "RolloutComplete", message: "" };
   }
   if (rollout?.phase === "failed") {
@@ -44,6 +47,10 @@ export function activeRevisionOutcome(
       reason: failure.reason,
       message: `${failure.reason}: ${failure.message}`,
     };
+  }
+  if (current?.revisionStatus === "DEPLOY_FAILED") {
+    const reason = current.conditions?.find((condition) => condition.type === "Ready")?.reason ?? "DeployFailed";
+    return { revisionStatus: "DEPLOY_FAILED", reason, message: current.message ?? "" };
   }
   // No progress details: a revision's message is for failures, and each change would be a status write.
   return { revisionStatus: "DEPLOYING", reason: "Deploying", message: "" };
