@@ -17,22 +17,32 @@ const message = Buffer.from(
     '"tool_calls":[],"invalid_tool_calls":[],"additional_kwargs":{},"response_metadata":{},"id":"run-1"}}]',
 );
 
+/** A full copy of a long conversation's messages: what is large enough to be compressed. */
+const conversation = Buffer.from(`[${Array.from({ length: 500 }, () => message.subarray(1, -1)).join(",")}]`);
+
 describe("packed values", () => {
-  it("compress what the dictionary knows, keep short or incompressible values as they are", () => {
-    const packed = pack(message);
-    expect(packed.length).toBeLessThan(message.length / 3);
-    expect(unpack(packed)).toEqual(message);
-    const short = Buffer.from("null");
-    expect(unpack(pack(short))).toEqual(short);
-    expect(pack(short).length).toBe(short.length + 1);
+  it("compress large values, keep the others as they are behind a flag byte", () => {
+    const packed = pack(conversation);
+    expect(packed.length).toBeLessThan(conversation.length / 10);
+    expect(unpack(packed)).toEqual(conversation);
+    for (const small of [message, Buffer.from("null")]) {
+      expect(pack(small).length).toBe(small.length + 1);
+      expect(unpack(pack(small))).toEqual(small);
+    }
   });
 
   it("blob frames keep their header readable and say when the payload is compressed", () => {
-    const frame = blobFrame({ type: "json", base: "messages\n1.5", prefix: 10, suffix: 1 }, message);
-    expect(decodeFrame<{ base: string; z: number }>(frame).header).toMatchObject({ base: "messages\n1.5", z: 1 });
-    expect(decodeBlobFrame(frame).payload).toEqual(message);
-    // A full copy of a long conversation: compressed too, at the fastest level.
-    const conversation = Buffer.from(`[${Array.from({ length: 500 }, () => message.subarray(1, -1)).join(",")}]`);
+    const delta = blobFrame({ type: "json", base: "messages\n1.5", prefix: 10, suffix: 1 }, message);
+    expect(decodeFrame<{ base: string; z?: number }>(delta).header).toEqual({
+      type: "json",
+      base: "messages\n1.5",
+      prefix: 10,
+      suffix: 1,
+    });
+    expect(decodeBlobFrame(delta).payload).toEqual(message);
+    const large = blobFrame({ type: "json", base: "messages\n1.5", prefix: 10, suffix: 1 }, conversation);
+    expect(decodeFrame<{ base: string; z: number }>(large).header).toMatchObject({ base: "messages\n1.5", z: 1 });
+    expect(decodeBlobFrame(large).payload).toEqual(conversation);
     const full = blobFrame({ type: "json" }, conversation);
     expect(full.length).toBeLessThan(conversation.length / 10);
     expect(decodeBlobFrame(full).payload).toEqual(conversation);
@@ -44,8 +54,10 @@ describe("packed values", () => {
     const header = { channel: "messages", type: "json", task_path: "~__pregel_pull, agent", run_id: "r" };
     const frame = writeFrame(header, message);
     expect(isPacked(frame)).toBe(true);
-    expect(frame.length).toBeLessThan(message.length / 2);
     expect(decodeWriteFrame(frame)).toEqual({ header, payload: message });
+    const large = writeFrame(header, conversation);
+    expect(large.length).toBeLessThan(conversation.length / 10);
+    expect(decodeWriteFrame(large)).toEqual({ header, payload: conversation });
     expect(decodeWriteFrame(encodeFrame(header, message))).toEqual({ header, payload: message });
   });
 

@@ -8,8 +8,8 @@ import { pack, unpack } from "./redis-pack.ts";
  *     <byte length of the blob list>\n<blob list><pack(header line, checkpoint bytes, metadata bytes)>
  *
  * The blob list (the `<channel>\n<version>` fields it reads, NUL-joined) comes first and as it
- * is, so scripts read it without decoding the rest. The rest is compressed (`redis-pack.ts`) and
- * leaves out what the key or the blob list already says: the checkpoint's id, its
+ * is, so scripts read it without decoding the rest. The rest is packed (`redis-pack.ts`: a flag
+ * byte, deflated only when large) and leaves out what the key or the blob list already says: the checkpoint's id, its
  * `channel_versions` when they are numbers (the blob list names them), and the metadata's
  * `thread_id` when it is the thread's own (a placeholder keeps its place among the keys, so a
  * copied thread reads its own id without rewriting the record). Header keys: `t` and `mt` the

@@ -62,18 +62,4 @@ describe("RedisRunStore", () => {
     expect(await redis.ttl(`${prefix}run:kept`)).toBe(-1);
     expect(await redis.ttl(`${prefix}ev:kept`)).toBeGreaterThan(0);
   });
-
-  it("stores a run's record compressed and reads records stored as plain JSON as before", async () => {
-    const { prefix, store } = setup();
-    const run = newRun("r", "T");
-    await store.enqueue(run, { startAt: Date.now(), rejectIfBusy: false });
-    const stored = (await redis.hGet(`${prefix}run:r`, "json")) as string;
-    const { status: _status, updated_at: _updated, ...plain } = run;
-    expect(stored.length).toBeLessThan(JSON.stringify(plain).length);
-    const read = await store.get("r");
-    expect(read).toMatchObject(plain);
-    await redis.hSet(`${prefix}run:r`, "json", JSON.stringify(plain));
-    expect(await store.get("r")).toEqual(read);
-    expect((await store.claim(10_000)).claimed?.run).toMatchObject(plain);
-  });
 });

@@ -3,7 +3,6 @@ import type { RedisScript } from "../../storage/redis-script.ts";
 import { END_EVENT } from "../../stream/event-log.ts";
 import { type CancelAction, CancelActionSchema, type Run, type RunStatus } from "../schemas.ts";
 import { CANCEL, CLAIM, DELETE, ENQUEUE, FINISH, RENEW, SWEEP } from "./redis-scripts.ts";
-import { decodeRunJson, encodeRunJson } from "./run-record.ts";
 import type {
   CancelOutcome,
   ClaimedRun,
@@ -54,7 +53,7 @@ export class RedisRunStore implements RunStore {
     const result = await this.#eval(ENQUEUE, [
       run.run_id,
       run.thread_id,
-      encodeRunJson(JSON.stringify(stored)),
+      JSON.stringify(stored),
       updated_at,
       claimNow ? now : startAt,
       rejectIfBusy ? 1 : 0,
@@ -76,11 +75,7 @@ export class RedisRunStore implements RunStore {
     const runs: Run[] = [];
     for (const [json, status, updatedAt] of replies) {
       if (!json || !status || !updatedAt) continue;
-      runs.push({
-        ...(JSON.parse(decodeRunJson(json)) as StoredRun),
-        status: status as RunStatus,
-        updated_at: updatedAt,
-      });
+      runs.push({ ...(JSON.parse(json) as StoredRun), status: status as RunStatus, updated_at: updatedAt });
     }
     return runs;
   }
@@ -134,7 +129,7 @@ export class RedisRunStore implements RunStore {
       | [null, string | null];
     if (reply[0] === null) return { nextDueAt: reply[1] === null ? undefined : Number(reply[1]) };
     const [, attempt, json, startedAt, resumed, nextDue] = reply;
-    const run: Run = { ...(JSON.parse(decodeRunJson(json)) as StoredRun), status: "running", updated_at: nowIso() };
+    const run: Run = { ...(JSON.parse(json) as StoredRun), status: "running", updated_at: nowIso() };
     return {
       claimed: { run, attempt: Number(attempt), firstStartedAt: Number(startedAt), resumed: resumed === 1 },
       nextDueAt: nextDue === null ? undefined : Number(nextDue),
