@@ -80,7 +80,7 @@ const PROOFS: Record<string, Proof> = {
   },
   "make install": { checked: T.make, why: "a fresh install was run by hand on Node 20 (docs/testing.md)" },
   "make platform": { ran: "test/platform.test.ts: prints the URLs, key and kubeconfig and writes them to <dir>/env" },
-  "make test": { checked: T.make, why: "runs every test (~9 min): too long to run inside a test" },
+  "make test": { checked: T.make, why: "runs every test (~7 min): too long to run inside a test" },
   "make test-unit": { checked: T.make, why: "runs a whole test project: too long to run inside a test" },
   "make test-integration": { checked: T.make, why: "runs a whole test project: too long to run inside a test" },
   "make lint": { checked: T.make, why: "biome and tsc over the repository take minutes on 2 cores" },
