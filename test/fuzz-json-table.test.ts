@@ -1,17 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
+import { busyThreadsAfter, call, send } from "../testing/fuzz-client.ts";
 import {
   BadRequests,
-  busyThreadsAfter,
-  call,
   nestedArrays,
   nestedValue,
   type OpenApiDocument,
   type Operation,
   operationsOf,
   Random,
-  send,
   wideObject,
 } from "../testing/openapi-fuzz.ts";
 import { testRedisUrl, uniquePrefix } from "../testing/redis.ts";

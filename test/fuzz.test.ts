@@ -1,15 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, spawnServer } from "../agent-server/src/runs/testing/process.ts";
-import {
-  type Answer,
-  BadRequests,
-  busyThreadsAfter,
-  call,
-  type OpenApiDocument,
-  operationsOf,
-  Random,
-  send,
-} from "../testing/openapi-fuzz.ts";
+import { type Answer, busyThreadsAfter, call, send } from "../testing/fuzz-client.ts";
+import { BadRequests, type OpenApiDocument, operationsOf, Random } from "../testing/openapi-fuzz.ts";
 import { testRedisUrl, uniquePrefix } from "../testing/redis.ts";
 
 /**
