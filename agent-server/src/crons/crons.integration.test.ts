@@ -1,42 +1,13 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { type ExtensionTestServer, startExtensionServer } from "../long-term-store/testing/server.ts";
 import { runsModule } from "../runs/module.ts";
 import { fastRunSettings } from "../runs/testing/server.ts";
 import { eventually } from "../runs/testing/wait.ts";
+import { startWebhookReceiver } from "../runs/testing/webhook-receiver.ts";
 import { defaultModules } from "../server.ts";
 import type { CronsModule } from "./module.ts";
 import { cronRunId } from "./service.ts";
-
-/** A local webhook receiver that answers with `status` (or never, when `hang`). */
-async function startReceiver(behaviour: { status?: number; hang?: boolean }) {
-  const bodies: Record<string, unknown>[] = [];
-  const server: Server = createServer((req: IncomingMessage, res) => {
-    let text = "";
-    req.on("data", (chunk) => {
-      text += chunk;
-    });
-    req.on("end", () => {
-      bodies.push(JSON.parse(text));
-      if (behaviour.hang) return;
-      res.statusCode = behaviour.status ?? 200;
-      res.end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return {
-    url,
-    bodies,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 describe("crons on Redis (one process, injected clock)", () => {
   let app: ExtensionTestServer;
@@ -251,7 +222,7 @@ describe("crons on Redis (one process, injected clock)", () => {
     const claimAsDeadProcess = (cronId: string, slot: number) =>
       service.store.claim(cronId, slot, { owner: "dead", now: clock, until: clock + 10_000 });
     // each execution of a run posts the webhook once: a slot started twice would show up here
-    const hook = await startReceiver({ status: 200 });
+    const hook = await startWebhookReceiver();
     const thread = await client.threads.create();
     const cron = await client.crons.createForThread(thread.thread_id, "adder", {
       schedule: "*/10 * * * *",
@@ -288,7 +259,7 @@ describe("crons on Redis (one process, injected clock)", () => {
     const slotRuns = [cronRunId(cron.cron_id, slot), cronRunId(cron.cron_id, next)].sort();
     expect(runs.map((run) => run.run_id).sort()).toEqual(slotRuns);
     await eventually(
-      async () => hook.bodies.length,
+      async () => hook.received.length,
       (count) => count >= 2,
     );
     // each slot's run executed once: its event log holds one attempt (a second would post the webhook again)
@@ -300,7 +271,7 @@ describe("crons on Redis (one process, injected clock)", () => {
       expect(attempts).toEqual([1]);
     }
     await hook.close();
-    expect(hook.bodies.map((body) => body.run_id).sort()).toEqual(slotRuns);
+    expect(hook.received.map(({ body }) => body.run_id).sort()).toEqual(slotRuns);
     const threads = await client.threads.search({ metadata: { cron_id: kept.cron_id } });
     expect(threads.map((item) => item.thread_id).sort()).toEqual(
       [cronRunId(kept.cron_id, slot), cronRunId(kept.cron_id, next)].sort(),
@@ -323,7 +294,7 @@ describe("crons on Redis (one process, injected clock)", () => {
 
   it("stateless crons get a new thread per run: deleted afterwards, or kept with on_run_completed keep", async () => {
     const { client } = app;
-    const hook = await startReceiver({ status: 200 });
+    const hook = await startWebhookReceiver();
     try {
       const deleting = await client.crons.create("adder", {
         schedule: "15 * * * *",
@@ -346,10 +317,10 @@ describe("crons on Redis (one process, injected clock)", () => {
       expect((await client.threads.getState(kept[0]?.thread_id as string)).values).toMatchObject({ sum: 4 });
 
       const delivered = await eventually(
-        async () => hook.bodies,
-        (bodies) => bodies.length === 1,
+        async () => hook.received,
+        (requests) => requests.length === 1,
       );
-      expect(delivered[0]).toMatchObject({
+      expect(delivered[0]?.body).toMatchObject({
         status: "success",
         values: { sum: 2 },
         metadata: { cron_id: deleting.cron_id },
@@ -368,8 +339,8 @@ describe("crons on Redis (one process, injected clock)", () => {
 
   it("a failing or hanging webhook never fails the run; failures are retried", async () => {
     const { client } = app;
-    const failing = await startReceiver({ status: 500 });
-    const hanging = await startReceiver({ hang: true });
+    const failing = await startWebhookReceiver({ status: 500 });
+    const hanging = await startWebhookReceiver({ hang: true });
     try {
       const thread = await client.threads.create();
       const first = await client.runs.wait(thread.thread_id, "adder", { input: { a: 1, b: 2 }, webhook: failing.url });
@@ -380,13 +351,13 @@ describe("crons on Redis (one process, injected clock)", () => {
       expect(runs.map((run) => run.status)).toEqual(["success", "success"]);
       // three attempts with 0.5 s then 1 s backoff
       const attempts = await eventually(
-        async () => failing.bodies,
-        (bodies) => bodies.length >= 3,
+        async () => failing.received,
+        (requests) => requests.length >= 3,
         10_000,
       );
       expect(attempts).toHaveLength(3);
-      expect(attempts[0]).toMatchObject({ status: "success", values: { sum: 3 } });
-      expect(hanging.bodies.length).toBeGreaterThanOrEqual(1);
+      expect(attempts[0]?.body).toMatchObject({ status: "success", values: { sum: 3 } });
+      expect(hanging.received.length).toBeGreaterThanOrEqual(1);
       expect(await client.threads.get(thread.thread_id)).toMatchObject({ status: "idle" });
     } finally {
       await failing.close();

@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Serialized } from "@langchain/core/load/serializable";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +5,7 @@ import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { createRedisRunBackend } from "./queue/backend.ts";
 import { fastRunSettings, type RunTestServer, startRunServer } from "./testing/server.ts";
 import { waitForStatus, waitUntil } from "./testing/wait.ts";
+import { startWebhookReceiver } from "./testing/webhook-receiver.ts";
 
 /** Records every LangChain run (graph, nodes, subgraphs, chat models) with its metadata. */
 class RunTreeRecorder extends BaseCallbackHandler {
@@ -250,38 +249,22 @@ describe("run options and errors", () => {
   });
 
   it("posts the finished run with its values to the webhook, retrying a failing receiver", async () => {
-    const received: Record<string, unknown>[] = [];
-    let calls = 0;
-    const receiver: Server = createServer((req: IncomingMessage, res) => {
-      let body = "";
-      req.on("data", (chunk) => {
-        body += chunk;
-      });
-      req.on("end", () => {
-        calls += 1;
-        if (calls === 1) {
-          res.writeHead(503).end();
-          return;
-        }
-        received.push(JSON.parse(body));
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-    const port = (receiver.address() as AddressInfo).port;
+    const receiver = await startWebhookReceiver();
+    receiver.answers.push(503);
     try {
       const thread = await server.client.threads.create();
       await server.client.runs.wait(thread.thread_id, "agent", {
         input: hello("hook"),
-        webhook: `http://127.0.0.1:${port}/hook`,
+        webhook: receiver.url,
       });
-      await waitUntil(async () => received.length > 0, "the webhook receives the run");
-      expect(calls).toBe(2);
-      expect(received[0]).toMatchObject({ thread_id: thread.thread_id, status: "success" });
-      expect(received[0]?.values).toMatchObject({ messages: [{ content: "hook" }, { content: "You said: hook" }] });
-      expect(received[0]).toHaveProperty("webhook_sent_at");
+      await waitUntil(async () => receiver.received.length >= 2, "the webhook receives the run again after a 503");
+      expect(receiver.received).toHaveLength(2);
+      const delivered = receiver.received[1]?.body;
+      expect(delivered).toMatchObject({ thread_id: thread.thread_id, status: "success" });
+      expect(delivered?.values).toMatchObject({ messages: [{ content: "hook" }, { content: "You said: hook" }] });
+      expect(delivered).toHaveProperty("webhook_sent_at");
     } finally {
-      receiver.close();
+      await receiver.close();
     }
   });
 });

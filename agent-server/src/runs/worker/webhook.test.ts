@@ -1,8 +1,7 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { createLogger } from "@agentplane/common";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Loopback } from "../../http/loopback.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "../testing/webhook-receiver.ts";
 import type { WebhookPayload } from "./webhook.ts";
 import { sendWebhook } from "./webhook.ts";
 import { WebhookPolicy } from "./webhook-policy.ts";
@@ -18,33 +17,18 @@ const payload = {
   values: { done: true },
 } as unknown as Omit<WebhookPayload, "webhook_sent_at">;
 
-interface Received {
-  path: string;
-  apiKey: string | undefined;
-  body: Record<string, unknown>;
-}
-
 describe("sendWebhook", () => {
-  let server: Server;
+  let receiver: WebhookReceiver;
   let url: string;
-  const received: Received[] = [];
+  let received: WebhookReceiver["received"];
   /** Status codes to answer with, in order; 200 once they run out. */
-  const answers: number[] = [];
+  let answers: number[];
 
   beforeAll(async () => {
-    server = createServer((req: IncomingMessage, res) => {
-      let text = "";
-      req.on("data", (chunk) => (text += chunk));
-      req.on("end", () => {
-        received.push({ path: req.url ?? "", apiKey: req.headers["x-api-key"] as string, body: JSON.parse(text) });
-        const status = answers.shift() ?? 200;
-        res.writeHead(status, status >= 300 && status < 400 ? { location: "/elsewhere" } : {}).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    receiver = await startWebhookReceiver();
+    ({ origin: url, received, answers } = receiver);
   });
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  afterAll(() => receiver.close());
   afterEach(() => {
     received.length = 0;
     answers.length = 0;
@@ -68,7 +52,7 @@ describe("sendWebhook", () => {
     }
     expect(received).toHaveLength(1);
     expect(received[0]?.path).toBe("/hooks/done");
-    expect(received[0]?.apiKey).toEqual(expect.any(String));
+    expect(received[0]?.headers["x-api-key"]).toEqual(expect.any(String));
     expect(received[0]?.body).toMatchObject({ run_id: "run-1" });
   });
 
