@@ -50,7 +50,9 @@ async function launchChromium(): Promise<{ page: (url: string) => Promise<Page>;
       const target = (await (await fetch(`http://127.0.0.1:${port}/json/new?${url}`, { method: "PUT" })).json()) as {
         webSocketDebuggerUrl: string;
       };
-      return Page.connect(target.webSocketDebuggerUrl);
+      const page = await Page.connect(target.webSocketDebuggerUrl);
+      await page.loaded(url);
+      return page;
     },
     close: async () => {
       const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -98,6 +100,22 @@ class Page {
     const result = await this.send("Runtime.evaluate", { expression: source, awaitPromise: true, returnByValue: true });
     if (result.exceptionDetails) throw new Error(result.exceptionDetails.exception?.description ?? "page error");
     return result.result.value as T;
+  }
+
+  /**
+   * Waits until the tab shows `url`, loaded. A tab opened on a URL starts on about:blank, and an
+   * evaluation there races the navigation: "Execution context was destroyed" when it commits.
+   */
+  async loaded(url: string): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const state = await this.evaluate<{ href: string; ready: string }>(
+        "({ href: location.href, ready: document.readyState })",
+      ).catch(() => undefined);
+      if (state?.href.startsWith(url) && state.ready === "complete") return;
+      if (Date.now() > deadline) throw new Error(`the tab did not load ${url}: ${JSON.stringify(state)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   close(): void {
