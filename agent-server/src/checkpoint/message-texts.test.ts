@@ -50,6 +50,39 @@ describe("remembered message texts", () => {
     }
   });
 
+  it("notices every edit of plain chat messages (empty lists and objects, kwargs that are their fields)", async () => {
+    const fast = new FastJsonPlusSerializer();
+    const chat = () =>
+      Array.from({ length: 10 }, (_, i) =>
+        i % 2 === 0
+          ? new HumanMessage({ id: `h${i}`, content: `q${i}` })
+          : new AIMessage({ id: `a${i}`, content: `a${i}` }),
+      );
+    const edits: [string, (message: AIMessage) => void][] = [
+      ["content replaced", (m) => (m.content = "changed")],
+      ["content replaced in lc_kwargs only", (m) => (m.lc_kwargs.content = "changed")],
+      ["an empty object filled", (m) => (m.additional_kwargs.extra = 1)],
+      ["an empty object in lc_kwargs replaced", (m) => (m.lc_kwargs.response_metadata = { model: "x" })],
+      ["an empty list filled", (m) => m.tool_calls?.push({ id: "t", name: "search", args: {} })],
+      ["an empty list replaced", (m) => (m.invalid_tool_calls = [{ id: "t", name: "bad", args: "{" }])],
+      ["a list of strings edited", (m) => (m.lc_namespace[1] = "other")],
+      ["id replaced", (m) => (m.id = "other")],
+      ["a field added", (m) => (m.name = "named")],
+      ["a field removed", (m) => delete (m as { usage_metadata?: unknown }).usage_metadata],
+    ];
+    for (const [edit, apply] of edits) {
+      const messages = chat();
+      await fast.dumpsTyped(messages);
+      // Edited as a graph would: the loaded forms a read hands out, and the graph's own objects.
+      const [type, bytes] = await fast.dumpsTyped(messages);
+      const loaded = (await fast.loadsTyped(type, bytes)) as AIMessage[];
+      apply(loaded[1] as AIMessage);
+      apply(messages[3] as AIMessage);
+      expect(await text(fast, loaded), edit).toBe(await text(stock, loaded));
+      expect(await text(fast, messages), edit).toBe(await text(stock, messages));
+    }
+  });
+
   it("writes lists of other objects, undefined, functions and cycles as JsonPlusSerializer does", async () => {
     const fast = new FastJsonPlusSerializer();
     const cyclic: Record<string, unknown> = { name: "loop" };
