@@ -43,6 +43,34 @@ describe("channel value deltas", () => {
     expect(commonSuffix(a, Buffer.from("zy"), 2)).toBe(1);
   });
 
+  it("finds them as a byte-by-byte walk does, for lengths around the halving's boundaries", () => {
+    const walkPrefix = (a: Buffer, b: Buffer) => {
+      let i = 0;
+      while (i < Math.min(a.length, b.length) && a[i] === b[i]) i++;
+      return i;
+    };
+    const walkSuffix = (a: Buffer, b: Buffer, limit: number) => {
+      let n = 0;
+      while (n < limit && a[a.length - n - 1] === b[b.length - n - 1]) n++;
+      return n;
+    };
+    let seed = 7;
+    const random = (below: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % below;
+    };
+    for (let trial = 0; trial < 300; trial++) {
+      const shared = Buffer.from(Array.from({ length: random(3000) }, () => 97 + random(3)));
+      const tail = Buffer.from(Array.from({ length: random(1500) }, () => 97 + random(3)));
+      const a = Buffer.concat([shared, Buffer.from(Array.from({ length: random(600) }, () => 97 + random(3))), tail]);
+      const b = Buffer.concat([shared, Buffer.from(Array.from({ length: random(600) }, () => 97 + random(3))), tail]);
+      const prefix = commonPrefix(a, b);
+      expect(prefix).toBe(walkPrefix(a, b));
+      const limit = Math.min(a.length, b.length) - prefix;
+      expect(commonSuffix(a, b, limit)).toBe(walkSuffix(a, b, limit));
+    }
+  });
+
   it("stores an appended message as that message, whatever the list's length", () => {
     const delta = roundTrip(messages(1000), messages(1001));
     expect(delta?.payload.length).toBeLessThan(200);

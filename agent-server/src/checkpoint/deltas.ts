@@ -51,27 +51,37 @@ export interface KnownVersion {
   items?: readonly object[];
 }
 
-const CHUNK = 256;
+/** Below this many bytes, ranges are compared a byte at a time. */
+const SMALL = 256;
 
-/** Length of the common prefix of `a` and `b`, compared a chunk at a time (memcmp) then by byte. */
+/**
+ * Length of the common prefix of `a` and `b`: ranges are halved by `Buffer#compare` (memcmp, no
+ * views allocated), so finding where two versions of a long list part compares each byte about
+ * once, in a few dozen calls.
+ */
 export function commonPrefix(a: Buffer, b: Buffer): number {
-  const limit = Math.min(a.length, b.length);
-  let i = 0;
-  while (i + CHUNK <= limit && a.subarray(i, i + CHUNK).equals(b.subarray(i, i + CHUNK))) i += CHUNK;
-  while (i < limit && a[i] === b[i]) i++;
-  return i;
+  let low = 0;
+  let high = Math.min(a.length, b.length);
+  while (high - low > SMALL) {
+    const middle = (low + high) >>> 1;
+    if (a.compare(b, low, middle, low, middle) === 0) low = middle;
+    else high = middle;
+  }
+  while (low < high && a[low] === b[low]) low++;
+  return low;
 }
 
-/** Length of the common suffix of `a` and `b`, at most `limit`. */
+/** Length of the common suffix of `a` and `b`, at most `limit`, found as `commonPrefix` finds its. */
 export function commonSuffix(a: Buffer, b: Buffer, limit: number): number {
-  let n = 0;
-  while (
-    n + CHUNK <= limit &&
-    a.subarray(a.length - n - CHUNK, a.length - n).equals(b.subarray(b.length - n - CHUNK, b.length - n))
-  )
-    n += CHUNK;
-  while (n < limit && a[a.length - n - 1] === b[b.length - n - 1]) n++;
-  return n;
+  let low = 0;
+  let high = limit;
+  while (high - low > SMALL) {
+    const middle = (low + high) >>> 1;
+    if (a.compare(b, b.length - middle, b.length - low, a.length - middle, a.length - low) === 0) low = middle;
+    else high = middle;
+  }
+  while (low < high && a[a.length - low - 1] === b[b.length - low - 1]) low++;
+  return low;
 }
 
 /**
