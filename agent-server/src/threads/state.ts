@@ -58,6 +58,13 @@ const TYPE_FIELDS: Record<string, readonly string[]> = {
  * the `metadata` LangChain puts on tool results.
  */
 const PRESENT_FIELDS = ["tool_call_chunks", "metadata"] as const;
+/** A message type's fields, built once per type (a state may hold thousands of messages). */
+const fieldsByType = new Map<string, readonly string[]>();
+const fieldsOf = (type: string) => {
+  let fields = fieldsByType.get(type);
+  if (!fields) fieldsByType.set(type, (fields = [...MESSAGE_FIELDS, ...(TYPE_FIELDS[type] ?? [])]));
+  return fields;
+};
 
 /** LangChain messages become plain `{type, content, …}` objects; everything else plain JSON. */
 export function toJsonValue(value: unknown): unknown {
@@ -65,9 +72,7 @@ export function toJsonValue(value: unknown): unknown {
   if (isMessage(value)) {
     const type = value.getType();
     const result: JsonObject = { type };
-    for (const field of [...MESSAGE_FIELDS, ...(TYPE_FIELDS[type] ?? [])]) {
-      result[field] = toJsonValue(value[field]);
-    }
+    for (const field of fieldsOf(type)) result[field] = toJsonValue(value[field]);
     for (const field of PRESENT_FIELDS) {
       if (value[field] !== undefined) result[field] = toJsonValue(value[field]);
     }
@@ -79,7 +84,9 @@ export function toJsonValue(value: unknown): unknown {
     return toJsonValue((value as { toJSON(): unknown }).toJSON());
   }
   const result: JsonObject = {};
-  for (const [key, item] of Object.entries(value)) {
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const item = (value as Record<string, unknown>)[key];
     if (item !== undefined) result[key] = toJsonValue(item);
   }
   return result;
