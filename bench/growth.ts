@@ -3,10 +3,12 @@ import { Agent } from "node:http";
 import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createClient, type RedisClientType } from "redis";
+import { createClient } from "redis";
 import type { ServerProcess } from "../agent-server/src/runs/testing/process.ts";
 import { graphCpuPerRun } from "./support/graph-work.ts";
 import { round } from "./support/measure.ts";
+import { bytesIn, keyKind, memoryOf, type Redis } from "./support/redis-usage.ts";
+import { startMeasuredReference } from "./support/reference-growth.ts";
 import { call, input, median, processCpuSeconds } from "./support/run-load.ts";
 import type { BenchResult } from "./types.ts";
 
@@ -19,6 +21,9 @@ import type { BenchResult } from "./types.ts";
  * The CPU target excludes the graph's own work on its input: the example graph's CPU per run at
  * each N is measured in this process (support/graph-work.ts), and its growth over N = 1 is
  * subtracted from the server's figure for the "net" rows; the raw rows stay.
+ * With `GROWTH_REFERENCE=1` the reference server (`langgraphjs dev`, in memory) serving the same
+ * example project gets the same requests in the same alternating phases; it reports only the CPU
+ * of its process tree per run and read latencies (it writes nothing to Redis).
  */
 
 const SIZES = [1, 10, 100, 1000];
@@ -38,9 +43,12 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 interface Tree {
   label: string;
-  root: string;
-  server: ServerProcess;
-  prefix: string;
+  url: string;
+  /** CPU seconds the server used so far (the reference: its whole process tree). */
+  cpuSeconds: () => number;
+  stop: () => Promise<void>;
+  /** Its Redis key prefix; none for the reference, which keeps its state in memory. */
+  prefix?: string;
   agent: Agent;
   /** Threads per size. */
   threads: Map<number, string[]>;
@@ -76,58 +84,35 @@ async function json(response: { status: number; text: string }, what: string): P
   return JSON.parse(response.text);
 }
 
+/** The reference accepts `supersteps` on thread create as well: both servers are seeded this way. */
 async function createThread(tree: Tree, messages: unknown[]): Promise<string> {
   const supersteps = messages.length === 0 ? [] : [{ updates: [{ values: { messages }, as_node: "call_model" }] }];
   const body = { metadata: { graph_id: "agent" }, supersteps };
-  const created = await json(await call(tree.agent, `${tree.server.url}/threads`, "POST", body), "thread create");
+  const created = await json(await call(tree.agent, `${tree.url}/threads`, "POST", body), "thread create");
   return (created as { thread_id: string }).thread_id;
 }
 
 async function runOn(tree: Tree, threadId: string): Promise<void> {
-  const url = `${tree.server.url}/threads/${threadId}/runs/wait`;
+  const url = `${tree.url}/threads/${threadId}/runs/wait`;
   const answer = await call(tree.agent, url, "POST", { assistant_id: "agent", input });
   if (answer.status !== 200 || !answer.text.includes("how fast")) {
     throw new Error(`run answered ${answer.status}: ${answer.text.slice(0, 200)}`);
   }
 }
 
-type Redis = RedisClientType;
-
-async function bytesIn(redis: Redis): Promise<number> {
-  const info = await redis.info("stats");
-  return Number(/^total_net_input_bytes:(\d+)/m.exec(info)?.[1]);
-}
-
-/** Redis memory of every key under `prefix`, split into run event logs (which expire) and the rest. */
-async function memoryOf(
-  redis: Redis,
-  prefix: string,
-): Promise<{ kept: number; eventLogs: number; byKey: Map<string, number> }> {
-  const keys: string[] = [];
-  for await (const page of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) keys.push(...page);
-  const sizes = await Promise.all(
-    keys.map((key) => redis.sendCommand(["MEMORY", "USAGE", key, "SAMPLES", "0"]) as Promise<number | null>),
-  );
-  let kept = 0;
-  let eventLogs = 0;
-  for (const [i, key] of keys.entries()) {
-    if (key.startsWith(`${prefix}runs:ev:`)) eventLogs += sizes[i] ?? 0;
-    else kept += sizes[i] ?? 0;
-  }
-  return { kept, eventLogs, byKey: new Map(keys.map((key, i) => [key, sizes[i] ?? 0])) };
-}
-
 /** One run on each of the tree's threads of one size, all at once, with what it cost. */
 async function measurePhase(redis: Redis, tree: Tree, size: number): Promise<Phase> {
   const threads = tree.threads.get(size) ?? [];
-  const memoryBefore = await memoryOf(redis, tree.prefix);
-  const bytesBefore = await bytesIn(redis);
-  const cpuBefore = processCpuSeconds(tree.server.pid) ?? Number.NaN;
+  const { prefix } = tree;
+  const none = { kept: Number.NaN, eventLogs: Number.NaN };
+  const memoryBefore = prefix === undefined ? none : await memoryOf(redis, prefix);
+  const bytesBefore = prefix === undefined ? Number.NaN : await bytesIn(redis);
+  const cpuBefore = tree.cpuSeconds();
   await Promise.all(threads.map((threadId) => runOn(tree, threadId)));
   await sleep(SETTLE_MS);
-  const cpuAfter = processCpuSeconds(tree.server.pid) ?? Number.NaN;
-  const bytesAfter = await bytesIn(redis);
-  const memoryAfter = await memoryOf(redis, tree.prefix);
+  const cpuAfter = tree.cpuSeconds();
+  const bytesAfter = prefix === undefined ? Number.NaN : await bytesIn(redis);
+  const memoryAfter = prefix === undefined ? none : await memoryOf(redis, prefix);
   return {
     runs: threads.length,
     cpuMs: (cpuAfter - cpuBefore) * 1000,
@@ -142,21 +127,11 @@ async function readLatency(tree: Tree, path: (threadId: string) => string, threa
   for (let i = 0; i < READ_SAMPLES; i++) {
     const threadId = threads[i % threads.length] as string;
     const began = performance.now();
-    await json(await call(tree.agent, `${tree.server.url}${path(threadId)}`, "GET"), "read");
+    await json(await call(tree.agent, `${tree.url}${path(threadId)}`, "GET"), "read");
     samples.push(performance.now() - began);
   }
   return median(samples);
 }
-
-/**
- * The kind of a key of one conversation: its name with the thread's ids, scope and run or
- * checkpoint ids taken out (`cp:c:<scope>:<id>` for every checkpoint record, and so on).
- */
-const keyKind = (key: string, prefix: string) =>
-  key
-    .slice(prefix.length)
-    .replace(/\["[^"]*","[^"]*"\]/g, "<scope>")
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<id>");
 
 /**
  * Memory kept by one conversation built by real runs, against the JSON size of its messages,
@@ -165,20 +140,20 @@ const keyKind = (key: string, prefix: string) =>
 async function conversation(
   redis: Redis,
   tree: Tree,
+  prefix: string,
 ): Promise<{ keptMiB: number; ratio: number; byKind: Map<string, number> }> {
-  const memoryBefore = await memoryOf(redis, tree.prefix);
+  const memoryBefore = await memoryOf(redis, prefix);
   const threadId = await createThread(tree, []);
   for (let i = 0; i < CONVERSATION_RUNS; i++) await runOn(tree, threadId);
-  const memoryAfter = await memoryOf(redis, tree.prefix);
-  const state = (await json(
-    await call(tree.agent, `${tree.server.url}/threads/${threadId}/state`, "GET"),
-    "state",
-  )) as { values: { messages: unknown[] } };
+  const memoryAfter = await memoryOf(redis, prefix);
+  const state = (await json(await call(tree.agent, `${tree.url}/threads/${threadId}/state`, "GET"), "state")) as {
+    values: { messages: unknown[] };
+  };
   const kept = memoryAfter.kept - memoryBefore.kept;
   const byKind = new Map<string, number>();
   for (const [key, bytes] of memoryAfter.byKey) {
-    if (memoryBefore.byKey.has(key) || key.startsWith(`${tree.prefix}runs:ev:`)) continue;
-    const kind = keyKind(key, tree.prefix);
+    if (memoryBefore.byKey.has(key) || key.startsWith(`${prefix}runs:ev:`)) continue;
+    const kind = keyKind(key, prefix);
     byKind.set(kind, (byKind.get(kind) ?? 0) + bytes / CONVERSATION_RUNS);
   }
   return { keptMiB: kept / 2 ** 20, ratio: kept / Buffer.byteLength(JSON.stringify(state.values.messages)), byKind };
@@ -198,7 +173,21 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     for (const [label, root] of roots) {
       const prefix = `bench-growth-${randomUUID().slice(0, 8)}:`;
       const server = await startServer(root, redisUrl, prefix);
-      trees.push({ label, root, server, prefix, agent: new Agent({ keepAlive: true }), threads: new Map() });
+      const cpuSeconds = () => processCpuSeconds(server.pid) ?? Number.NaN;
+      const stop = () => server.stop();
+      trees.push({
+        label,
+        url: server.url,
+        cpuSeconds,
+        stop,
+        prefix,
+        agent: new Agent({ keepAlive: true }),
+        threads: new Map(),
+      });
+    }
+    if (process.env.GROWTH_REFERENCE === "1") {
+      const reference = await startMeasuredReference(join(here, "../agent-server/example/langgraph.json"));
+      trees.push({ label: "reference", ...reference, agent: new Agent({ keepAlive: true }), threads: new Map() });
     }
     for (const tree of trees) {
       // JIT warm-up on fresh and longer threads, unmeasured.
@@ -237,6 +226,15 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         const history = await readLatency(tree, (id) => `/threads/${id}/history?limit=10`, threads);
         const at = `N=${size}`;
         const cpu = perRun(size, (p) => p.cpuMs);
+        const latencies: BenchResult[] = [
+          { name: name(`state read latency p50, ${at}`), value: round(state, 2), unit: "ms" },
+          { name: name(`history read (10) latency p50, ${at}`), value: round(history, 2), unit: "ms" },
+        ];
+        // The reference: only its CPU and reads (its state is in memory, and its graph is not ours to net out).
+        if (tree.prefix === undefined) {
+          results.push({ name: name(`server CPU per run, ${at}`), value: round(cpu, 2), unit: "ms" }, ...latencies);
+          continue;
+        }
         results.push(
           { name: name(`server CPU per run, ${at}`), value: round(cpu, 2), unit: "ms" },
           {
@@ -264,13 +262,13 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
             value: round(perRun(size, (p) => p.eventLogBytes) / 1024, 1),
             unit: "KiB",
           },
-          { name: name(`state read latency p50, ${at}`), value: round(state, 2), unit: "ms" },
-          { name: name(`history read (10) latency p50, ${at}`), value: round(history, 2), unit: "ms" },
+          ...latencies,
         );
       }
       const ratio = (pick: (phase: Phase) => number) => round(perRun(1000, pick) / perRun(1, pick), 2);
+      results.push({ name: name("CPU per run (raw), N=1000 / N=1"), value: ratio((p) => p.cpuMs), unit: "x" });
+      if (tree.prefix === undefined) continue;
       results.push(
-        { name: name("CPU per run (raw), N=1000 / N=1"), value: ratio((p) => p.cpuMs), unit: "x" },
         {
           name: name("CPU per run net of the graph's growth, N=1000 / N=1"),
           value: round((perRun(1000, (p) => p.cpuMs) - graphGrowth(1000)) / perRun(1, (p) => p.cpuMs), 2),
@@ -292,7 +290,8 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
       );
     }
     for (const tree of trees) {
-      const built = await conversation(redis, tree);
+      if (tree.prefix === undefined) continue;
+      const built = await conversation(redis, tree, tree.prefix);
       const name = (what: string) => `growth (${tree.label}): ${what}`;
       results.push(
         {
@@ -318,7 +317,7 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     return results;
   } finally {
     for (const tree of trees) tree.agent.destroy();
-    await Promise.all(trees.map((tree) => tree.server.stop()));
+    await Promise.all(trees.map((tree) => tree.stop()));
     await redis.close();
   }
 }
