@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { type Agent, request } from "node:http";
 import { createClient } from "redis";
 
@@ -70,8 +70,21 @@ export function statefulCycle(urls: string[], agent: Agent, runLatencies: number
   };
 }
 
-/** CPU seconds (user + system) a process used so far, from /proc; undefined where there is none. */
+/**
+ * CPU seconds a process used so far, from /proc; undefined where there is none. Summed over its
+ * threads' `schedstat` (nanoseconds, where the kernel keeps it): `stat` counts 10 ms ticks, which
+ * for a phase of a few runs is an error of a tenth or more.
+ */
 export function processCpuSeconds(pid: number): number | undefined {
+  try {
+    let nanoseconds = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      nanoseconds += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    }
+    if (Number.isFinite(nanoseconds)) return nanoseconds / 1e9;
+  } catch {
+    // A thread may end between listing and reading: fall back to the ticks below.
+  }
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
     // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
