@@ -282,3 +282,29 @@ export function unchangedItems(items: readonly object[]): object[] | undefined {
   for (const item of items) if (known(item) === undefined) return undefined;
   return [...items];
 }
+
+const COMMA = 0x2c;
+const CLOSE = 0x5d;
+
+/**
+ * The leading items of the list `bytes` serialises that are `held`'s leading items (remembered
+ * objects, unchanged since): their loaded forms, and where the rest of the list starts in
+ * `bytes` (at the closing bracket when every item was one of them). A conversation's versions
+ * share their start: an older checkpoint's messages (history) or a newer one another replica
+ * wrote are mostly the ones this process holds, and only the others need loading.
+ */
+export function sharedLeadingItems(bytes: Uint8Array, held: readonly object[]): { items: object[]; rest: number } {
+  const items: object[] = [];
+  let offset = 1;
+  for (const item of held) {
+    const entry = known(item);
+    if (!entry) break;
+    const end = offset + entry.bytes.length;
+    const next = bytes[end];
+    if ((next !== COMMA && next !== CLOSE) || entry.bytes.compare(bytes, offset, end) !== 0) break;
+    items.push(entry.loaded);
+    offset = end + 1;
+    if (next === CLOSE) return { items, rest: end };
+  }
+  return { items, rest: offset };
+}

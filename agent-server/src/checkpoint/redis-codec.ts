@@ -1,6 +1,6 @@
 import { compareWritesSortKeys, type SerializerProtocol, writesSortKey } from "@langchain/langgraph-checkpoint";
 import { applyChain, deltaAgainst, type KnownVersion, type KnownVersions } from "./deltas.ts";
-import { itemsOf, unchangedItems } from "./message-texts.ts";
+import { itemsOf, sharedLeadingItems, unchangedItems } from "./message-texts.ts";
 import { blobField, channelOfBlobField, encodeFrame, parseWriteField } from "./redis-layout.ts";
 import { blobFrame, decodeBlobFrame, decodeWriteFrame } from "./redis-pack.ts";
 
@@ -96,6 +96,25 @@ function knownValue(serde: SerializerProtocol, known: KnownVersions, version: Kn
   return items ?? serde.loadsTyped(version.type, version.bytes);
 }
 
+/** Fewer shared items than this, and the whole list is loaded as it is. */
+const MIN_SHARED_ITEMS = 8;
+
+/**
+ * A list value loaded from its bytes, taking the leading items it shares with `held` (the
+ * items of a version of the same channel this process has) instead of loading them again:
+ * what loading the whole bytes gives, for the cost of loading the others.
+ */
+async function loadSharing(serde: SerializerProtocol, type: string, bytes: Buffer, held: KnownVersion | undefined) {
+  if (type !== "json" || !held?.items || bytes[0] !== 0x5b) return serde.loadsTyped(type, bytes);
+  const { items, rest } = sharedLeadingItems(bytes, held.items);
+  if (items.length < MIN_SHARED_ITEMS) return serde.loadsTyped(type, bytes);
+  if (rest === bytes.length - 1) return items;
+  const others = await serde.loadsTyped(type, Buffer.concat([OPEN, bytes.subarray(rest)]));
+  return [...items, ...(others as unknown[])];
+}
+
+const OPEN = Buffer.from("[");
+
 /**
  * Channel values from each blob's chain of frames (newest first), or from `cached`, the versions
  * this process had when it asked (and told the script to skip); `remember`: as bases for deltas.
@@ -130,7 +149,8 @@ export async function decodeBlobs(
         const chainBytes = deltas.reduce((sum, delta) => sum + delta.payload.length, 0);
         known.set(scope, channel, { field, type, bytes, depth: deltas.length, chainBytes });
       }
-      values[channel] = await serde.loadsTyped(type, bytes);
+      const held = [...cached.values()].find((version) => channelOfBlobField(version.field) === channel);
+      values[channel] = await loadSharing(serde, type, bytes, held);
     }),
   );
   return values;

@@ -141,10 +141,65 @@ describe("RedisCheckpointer re-using what it stored", () => {
     const threadId = uuidv4();
     const [one, other] = [saver(), saver()];
     for (let i = 0; i < 5; i++) await chatGraph(one).graph.invoke(ask(i), config(threadId));
-    expect(await messagesOf(one, threadId)).toHaveLength(10);
+    const held = await messagesOf(one, threadId);
+    expect(held).toHaveLength(10);
     await chatGraph(other).graph.invoke(ask(5), config(threadId));
     const read = await messagesOf(one, threadId);
     expect(read).toHaveLength(12);
     expect(JSON.stringify(read)).toBe(JSON.stringify(await messagesOf(other, threadId)));
+    // The ten messages it held are not loaded again.
+    expect(read.slice(0, 10).every((message, i) => message === held[i])).toBe(true);
+  });
+
+  it("loads older checkpoints' messages as the held ones they start with, unless those were edited", async () => {
+    const threadId = uuidv4();
+    const writer = saver();
+    const { graph } = chatGraph(writer);
+    for (let i = 0; i < 8; i++) await graph.invoke(ask(i), config(threadId));
+    expect(await historyOf(writer, threadId)).toEqual(await historyOf(saver(), threadId));
+    const latest = await messagesOf(writer, threadId);
+    const olderId = await nthId(writer, threadId, 3);
+    const older = await messagesAt(writer, threadId, olderId);
+    expect(older.length).toBeGreaterThan(11);
+    expect(older.length).toBeLessThan(latest.length);
+    expect(older.every((message, i) => message === latest[i])).toBe(true);
+    // A held message edited in place: the older checkpoint reads what was stored from there on.
+    (latest[10] as HumanMessage).content = "changed";
+    const afterEdit = await messagesAt(writer, threadId, olderId);
+    expect(JSON.stringify(afterEdit)).toBe(JSON.stringify(await messagesAt(saver(), threadId, olderId)));
+    expect(afterEdit[9]).toBe(latest[9]);
+    expect(afterEdit[10]).not.toBe(latest[10]);
+  });
+
+  it("loads an older checkpoint whose message was since replaced by id with one of the same length", async () => {
+    const threadId = uuidv4();
+    const writer = saver();
+    for (let i = 0; i < 6; i++) await chatGraph(writer).graph.invoke(ask(i), config(threadId));
+    const before = await nthId(writer, threadId, 0);
+    const replacing = new StateGraph(MessagesAnnotation)
+      .addNode("reply", (state) => {
+        const first = state.messages[1] as AIMessage;
+        return {
+          messages: [new AIMessage({ id: first.id, content: String(first.content).replace("answer", "ANSWER") })],
+        };
+      })
+      .addEdge(START, "reply")
+      .compile({ checkpointer: writer });
+    await replacing.invoke({ messages: [] }, config(threadId));
+    expect(String((await messagesOf(writer, threadId))[1]?.content)).toContain("ANSWER");
+    const older = await messagesAt(writer, threadId, before);
+    expect(String(older[1]?.content)).toContain("answer");
+    expect(JSON.stringify(older)).toBe(JSON.stringify(await messagesAt(saver(), threadId, before)));
   });
 });
+
+const messagesAt = async (saver: BaseCheckpointSaver, threadId: string, checkpointId: string) =>
+  (await saver.getTuple({ configurable: { thread_id: threadId, checkpoint_id: checkpointId } }))?.checkpoint
+    .channel_values.messages as BaseMessage[];
+
+/** The id of the thread's `n`th newest checkpoint. */
+async function nthId(saver: BaseCheckpointSaver, threadId: string, n: number): Promise<string> {
+  let i = 0;
+  for await (const tuple of saver.list(config(threadId))) if (i++ === n) return tuple.checkpoint.id;
+  throw new Error(`fewer than ${n + 1} checkpoints`);
+}
