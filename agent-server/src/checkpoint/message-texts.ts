@@ -40,7 +40,6 @@ interface Remembered {
   fields: Fields;
   /** What loading `bytes` built (the object itself when it was loaded). */
   loaded: object;
-  check: Check;
 }
 
 /** What a remembered object stands for while it is unchanged. */
@@ -141,92 +140,6 @@ function sameFields(live: object, copy: Fields, owner?: Record<string, unknown>)
   return n === keys.length;
 }
 
-type Check = (live: object, copy: Fields) => boolean;
-
-/** `sameFields` compiled per shape of message, by `checkFor`. */
-const checks = new Map<string, Check>();
-const MAX_CHECKS = 256;
-
-/**
- * How the compiled check compares a field with its copy: a primitive by identity, an empty list
- * or plain object, or a list of primitives, without a call; anything else through `same`.
- */
-function kindOf(copy: Copy): string {
-  if (typeof copy !== "object" || copy === null) return "p";
-  if (Array.isArray(copy)) {
-    if (copy.every((item) => typeof item !== "object" || item === null)) return `a${copy.length}`;
-    return "o";
-  }
-  return copy instanceof Fields && copy.keys.length === 0 ? "{}" : "o";
-}
-
-/** The statement comparing `x` with the copy at `copy`, a field of `kind`. */
-function comparison(kind: string, copy: string): string {
-  if (kind === "p") return `if (x !== ${copy}) return false;`;
-  if (kind === "{}")
-    return `if (typeof x !== "object" || x === null || Array.isArray(x) || Object.getPrototypeOf(x) !== Object.prototype) return false; for (const _ in x) return false;`;
-  if (kind.startsWith("a")) {
-    const length = Number(kind.slice(1));
-    const items = Array.from({ length }, (_, i) => ` || x[${i}] !== ${copy}[${i}]`).join("");
-    return `if (!Array.isArray(x) || x.length !== ${length}${items}) return false;`;
-  }
-  return `if (x !== ${copy} && !same(x, ${copy})) return false;`;
-}
-
-/**
- * `sameFields` for messages of the shape `copy` has (its keys, its `lc_kwargs`' keys, which of
- * those are its fields, and the kinds of their values), as code with the keys written out. A
- * long conversation checks thousands of messages per run: compiled, a chat message's check
- * takes 0.2 µs instead of 0.5 (property reads V8 can cache, no walk of empty lists and objects).
- */
-function checkFor(copy: Fields): Check {
-  const at = copy.keys.indexOf("lc_kwargs");
-  const kwargs = at >= 0 ? copy.values[at] : undefined;
-  if (!(kwargs instanceof Fields)) return sameFields;
-  const kinds = copy.values.map(kindOf);
-  const kwargsKinds = kwargs.values.map((value) => (value instanceof SameAsField ? "=" : kindOf(value)));
-  const shape = JSON.stringify([copy.keys, kinds, kwargs.keys, kwargsKinds]);
-  const known = checks.get(shape);
-  if (known) return known;
-  // Past this many shapes (unusual messages), compiling each would cost more than it saves.
-  if (checks.size >= MAX_CHECKS) return sameFields;
-  const key = JSON.stringify;
-  const lines = [
-    "let n = 0;",
-    "for (const key in live) { if (key !== keys[n]) return false; n++; }",
-    "if (n !== keys.length) return false;",
-    "const v = copy.values;",
-    "let x;",
-  ];
-  copy.keys.forEach((name, i) => {
-    if (i !== at) lines.push(`x = live[${key(name)}]; ${comparison(kinds[i] as string, `v[${i}]`)}`);
-  });
-  lines.push(
-    `const kw = live["lc_kwargs"]; if (typeof kw !== "object" || kw === null) return false;`,
-    "n = 0;",
-    "for (const key in kw) { if (key !== kwargsKeys[n]) return false; n++; }",
-    "if (n !== kwargsKeys.length) return false;",
-    `const kv = v[${at}].values;`,
-  );
-  kwargs.keys.forEach((name, j) => {
-    const kind = kwargsKinds[j] as string;
-    lines.push(
-      kind === "="
-        ? `x = kw[${key(name)}]; if (x !== live[${key(name)}] && !same(x, kv[${j}].copy)) return false;`
-        : `x = kw[${key(name)}]; ${comparison(kind, `kv[${j}]`)}`,
-    );
-  });
-  lines.push("return true;");
-  const check = new Function(
-    "keys",
-    "kwargsKeys",
-    "same",
-    `return function check(live, copy) {\n${lines.join("\n")}\n}`,
-  )(copy.keys, kwargs.keys, same) as Check;
-  checks.set(shape, check);
-  return check;
-}
-
 /** A LangChain serialisable object: its JSON comes from `toJSON()` over its own fields. */
 const isSerializable = (item: object) =>
   (item as { lc_serializable?: unknown }).lc_serializable === true &&
@@ -237,7 +150,7 @@ const isSerializable = (item: object) =>
 export function known(item: object): Known | undefined {
   const entry = remembered.get(item);
   if (!entry) return undefined;
-  if (item.constructor === entry.type && entry.check(item, entry.fields)) return entry;
+  if (item.constructor === entry.type && sameFields(item, entry.fields)) return entry;
   remembered.delete(item);
   return undefined;
 }
@@ -258,9 +171,8 @@ export function rememberText(item: object, text: string, codec: TextCodec): bool
   if (!fields || !sameFields(item, fields.value)) return false;
   if (loaded.constructor !== item.constructor && codec.dump(loaded) !== text) return false;
   const bytes = Buffer.from(text);
-  const check = checkFor(fields.value);
-  remembered.set(item, { bytes, type: item.constructor, fields: fields.value, loaded, check });
-  remembered.set(loaded, { bytes, type: loaded.constructor, fields: fields.value, loaded, check });
+  remembered.set(item, { bytes, type: item.constructor, fields: fields.value, loaded });
+  remembered.set(loaded, { bytes, type: loaded.constructor, fields: fields.value, loaded });
   return true;
 }
 
