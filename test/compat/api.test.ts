@@ -171,7 +171,8 @@ sdkSuites((sdk) => {
     it("cancel a pending run behind a running one", async () => {
       await servers.compare(sdk, async ({ client }) => {
         const thread = await client.threads.create();
-        const first = await client.runs.create(thread.thread_id, "loop", { input: { until: 5 } });
+        // Running for ~0.5 s: the cancel reaches the second run while it waits, however loaded the machine.
+        const first = await client.runs.create(thread.thread_id, "loop", { input: { until: 5, tick_ms: 100 } });
         const second = await client.runs.create(thread.thread_id, "counter", {
           input: {},
           multitaskStrategy: "enqueue",
