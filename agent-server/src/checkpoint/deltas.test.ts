@@ -134,8 +134,8 @@ describe("channel value deltas", () => {
   });
 
   it("keeps the decoded items of the most recently used versions within their heap budget", () => {
-    // Items are counted at 8 bytes of heap per serialised byte: 2,000 bytes hold two such versions.
-    const versions = new KnownVersions(16_000, 10, 2 * 8 * 2000);
+    // Items are counted at 7 bytes of heap per serialised byte: 28,000 bytes hold two such versions.
+    const versions = new KnownVersions(16_000, 10, 2 * 7 * 2000);
     const withItems = (field: string) => ({ ...known("x".repeat(2000)), field, items: [{ field }] });
     versions.set("s", "a", withItems("a"));
     versions.set("s", "b", withItems("b"));
