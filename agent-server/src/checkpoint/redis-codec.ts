@@ -98,6 +98,7 @@ function knownValue(serde: SerializerProtocol, known: KnownVersions, version: Kn
 
 /** Fewer shared items than this, and the whole list is loaded as it is. */
 const MIN_SHARED_ITEMS = 8;
+const OPEN = Buffer.from("[");
 
 /**
  * A list value loaded from its bytes, taking the leading items it shares with `held` (the
@@ -112,8 +113,6 @@ async function loadSharing(serde: SerializerProtocol, type: string, bytes: Buffe
   const others = await serde.loadsTyped(type, Buffer.concat([OPEN, bytes.subarray(rest)]));
   return [...items, ...(others as unknown[])];
 }
-
-const OPEN = Buffer.from("[");
 
 /**
  * Channel values from each blob's chain of frames (newest first), or from `cached`, the versions
