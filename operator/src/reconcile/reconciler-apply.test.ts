@@ -9,11 +9,11 @@ import {
   POLL,
   REDIS,
   REDIS_URL_SECRET,
+  r1Deployed,
   reconcileTable,
   redisUp,
   revision,
   rolledOut,
-  URL,
 } from "./testing/table.ts";
 
 /** Reconcile table: what is applied, created once and deleted, and the finalizer. */
@@ -230,28 +230,7 @@ const cases: Case[] = [
       ),
     ],
     writes: [`status AgentDeployment ${NAME}`, "status AgentRevision r1"],
-    status: {
-      [NAME]: {
-        observedGeneration: 1,
-        latestCreatedRevision: "r1",
-        latestReadyRevision: "r1",
-        url: URL,
-        readyReplicas: 1,
-        deploymentStatus: "READY",
-        conditions: [
-          "Ready=True RevisionReady: 1 of 1 replicas available",
-          "Progressing=False RolloutComplete: 1 of 1 replicas available",
-          "Degraded=False AsExpected",
-        ],
-      },
-      r1: {
-        observedGeneration: 1,
-        revisionStatus: "DEPLOYED",
-        message: "",
-        readyReplicas: 1,
-        conditions: ["Ready=True RolloutComplete"],
-      },
-    },
+    status: r1Deployed(),
     requeue: undefined,
   },
 ];

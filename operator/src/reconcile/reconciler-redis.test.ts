@@ -8,13 +8,13 @@ import {
   NAME,
   POLL,
   REDIS,
+  r1Deployed,
   reconcileTable,
   redisUp,
   revision,
   rolledOut,
   second,
   stalled,
-  URL,
 } from "./testing/table.ts";
 
 /** Reconcile table: the managed Redis (storage changes, pods that crash, wait or are refused). */
@@ -123,28 +123,7 @@ const cases: Case[] = [
         },
       },
     },
-    status: {
-      [NAME]: {
-        observedGeneration: 1,
-        latestCreatedRevision: "r1",
-        latestReadyRevision: "r1",
-        url: URL,
-        readyReplicas: 1,
-        deploymentStatus: "READY",
-        conditions: [
-          "Ready=True RevisionReady: 1 of 1 replicas available",
-          "Progressing=False RolloutComplete: 1 of 1 replicas available",
-          "Degraded=False AsExpected",
-        ],
-      },
-      r1: {
-        observedGeneration: 1,
-        revisionStatus: "DEPLOYED",
-        message: "",
-        readyReplicas: 1,
-        conditions: ["Ready=True RolloutComplete"],
-      },
-    },
+    status: r1Deployed(),
     events: [
       `Normal Updated Updated StatefulSet ${REDIS}`,
       `Warning StorageUnchanged StatefulSet ${REDIS} keeps its volume claim templates, which Kubernetes never changes (data: size 5Gi kept, 1Gi not applied; data: storage class slow kept, (default) not applied); see "Changing the Redis storage" in the operator docs`,

@@ -99,6 +99,34 @@ export const deploying = (rev: string) => [
   "Degraded=False AsExpected",
 ];
 
+/**
+ * The statuses written once revision r1 has rolled out with one replica: the deployment READY
+ * at `url`, naming r1 ready, and r1 DEPLOYED; `conditions` are the deployment's beyond the three.
+ */
+export const r1Deployed = (url = URL, conditions: string[] = []) => ({
+  [NAME]: {
+    observedGeneration: 1,
+    latestCreatedRevision: "r1",
+    latestReadyRevision: "r1",
+    url,
+    readyReplicas: 1,
+    deploymentStatus: "READY",
+    conditions: [
+      "Ready=True RevisionReady: 1 of 1 replicas available",
+      "Progressing=False RolloutComplete: 1 of 1 replicas available",
+      "Degraded=False AsExpected",
+      ...conditions,
+    ],
+  },
+  r1: {
+    observedGeneration: 1,
+    revisionStatus: "DEPLOYED",
+    message: "",
+    readyReplicas: 1,
+    conditions: ["Ready=True RolloutComplete"],
+  },
+});
+
 /** Runs each case as one test: a reconcile, its writes, statuses, events and requeue, then a second one. */
 export function reconcileTable(cases: Case[]): void {
   describe("Reconciler.reconcile", () => {
