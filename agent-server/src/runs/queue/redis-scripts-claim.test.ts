@@ -8,6 +8,7 @@ import {
   LEASE,
   pending,
   r1Reclaimed,
+  r1ReclaimedState,
   r1Running,
   redis,
   running,
@@ -83,13 +84,7 @@ describe("CLAIM", () => {
       },
       when: (q) => q.claim(T0 + 2000),
       returns: ["r1", 2, json("r1"), String(T0), 1, null],
-      then: {
-        runs: { r1: running({ attempt: 2 }) },
-        active: { T: "r1" },
-        threadRuns: { T: ["r1"] },
-        leases: { r1: T0 + 2000 + LEASE },
-        inflight: ["r1"],
-      },
+      then: r1ReclaimedState,
     },
     {
       name: "a run handed back at shutdown: attempt 1 again, resumed",
@@ -249,13 +244,7 @@ describe("RENEW", () => {
       given: r1Reclaimed,
       when: (q) => q.renew("r1", 1, T0 + 9000),
       returns: null,
-      then: {
-        runs: { r1: running({ attempt: 2 }) },
-        active: { T: "r1" },
-        threadRuns: { T: ["r1"] },
-        leases: { r1: T0 + 2000 + LEASE },
-        inflight: ["r1"],
-      },
+      then: r1ReclaimedState,
     },
     {
       name: "the run was handed back by the sweep (same attempt, lock freed): lost, no lease added",

@@ -238,5 +238,14 @@ export const r1Reclaimed = async (q: Queue) => {
   await q.claim(T0 + 2000);
 };
 
+/** What `r1Reclaimed` leaves: r1 running again, as its second attempt, under a new lease. */
+export const r1ReclaimedState = {
+  runs: { r1: running({ attempt: 2 }) },
+  active: { T: "r1" },
+  threadRuns: { T: ["r1"] },
+  leases: { r1: T0 + 2000 + LEASE },
+  inflight: ["r1"],
+};
+
 /** 50 threads, each running a run and with another queued: 50 due entries of ready that cannot be claimed. */
 export const BUSY_THREADS = Array.from({ length: 50 }, (_, i) => `B${String(i).padStart(2, "0")}`);
