@@ -1,6 +1,4 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, request as httpRequest, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadCrdManifests } from "@agentplane/crds";
@@ -15,6 +13,7 @@ import { startOperator } from "../operator/src/operator.ts";
 import { BASE_VALUES, type KubeManifest, renderChart, withValues } from "../testing/helm.ts";
 import type { Attributes } from "../testing/kube-apiserver/authorization.ts";
 import { type KubeApiServer, startKubeApiServer } from "../testing/kube-apiserver/server.ts";
+import { allowed, recordingProxy, rulesFor } from "../testing/rbac-recording.ts";
 
 /**
  * The chart's RBAC checked against the API calls the control plane and the operator really make:
@@ -29,114 +28,6 @@ import { type KubeApiServer, startKubeApiServer } from "../testing/kube-apiserve
 
 const RELEASE_NAMESPACE = "agentplane";
 const AGENT_NAMESPACE = "agents";
-
-interface ApiCall {
-  verb: string;
-  group: string;
-  resource: string;
-  namespace?: string;
-  name?: string;
-}
-
-/** `GET /apis/apps/v1/namespaces/x/deployments/y` → get apps deployments in x; discovery paths → undefined. */
-export function toApiCall(method: string, url: string): ApiCall | undefined {
-  const { pathname, searchParams } = new URL(url, "http://x");
-  const core = /^\/api\/v1\/(.+)$/.exec(pathname);
-  const named = /^\/apis\/([^/]+)\/[^/]+\/(.+)$/.exec(pathname);
-  const rest = core?.[1] ?? named?.[2];
-  if (!rest) return undefined;
-  const segments = rest.split("/").map(decodeURIComponent);
-  const namespaced = segments[0] === "namespaces" && segments.length >= 3;
-  const [resource, name, subresource] = namespaced ? segments.slice(2) : segments;
-  const watch = searchParams.get("watch") === "true" || searchParams.get("watch") === "1";
-  const verbs: Record<string, string> = {
-    GET: name ? "get" : watch ? "watch" : "list",
-    POST: "create",
-    PUT: "update",
-    PATCH: "patch",
-    DELETE: name ? "delete" : "deletecollection",
-  };
-  return {
-    verb: verbs[method] ?? method.toLowerCase(),
-    group: named?.[1] ?? "",
-    resource: subresource ? `${resource}/${subresource}` : (resource ?? ""),
-    ...(namespaced ? { namespace: segments[1] } : {}),
-    ...(name ? { name } : {}),
-  };
-}
-
-interface Rule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-  resourceNames?: string[];
-}
-
-/** The rules bound to a ServiceAccount, each with the namespace it applies in (undefined = cluster-wide). */
-function rulesFor(manifests: KubeManifest[], serviceAccount: string): { namespace?: string; rule: Rule }[] {
-  const roles = (kind: string, name: string, namespace?: string) =>
-    manifests.filter(
-      (m) =>
-        m.kind === kind && m.metadata.name === name && (kind === "ClusterRole" || m.metadata.namespace === namespace),
-    );
-  return manifests
-    .filter((m) => m.kind === "RoleBinding" || m.kind === "ClusterRoleBinding")
-    .filter((b) =>
-      b.subjects.some(
-        (s: any) => s.kind === "ServiceAccount" && s.name === serviceAccount && s.namespace === RELEASE_NAMESPACE,
-      ),
-    )
-    .flatMap((binding) => {
-      const scope = binding.kind === "RoleBinding" ? binding.metadata.namespace : undefined;
-      return roles(binding.roleRef.kind, binding.roleRef.name, binding.metadata.namespace).flatMap((role) =>
-        (role.rules as Rule[]).map((rule) => ({ namespace: scope, rule })),
-      );
-    });
-}
-
-const matches = (list: string[], value: string) => list.includes(value) || list.includes("*");
-
-function allowed(rules: { namespace?: string; rule: Rule }[], call: ApiCall): boolean {
-  return rules.some(
-    ({ namespace, rule }) =>
-      (namespace === undefined || namespace === call.namespace) &&
-      matches(rule.apiGroups, call.group) &&
-      matches(rule.resources, call.resource) &&
-      matches(rule.verbs, call.verb) &&
-      (rule.resourceNames === undefined || (call.name !== undefined && rule.resourceNames.includes(call.name))),
-  );
-}
-
-/** A proxy in front of the API server that remembers every request passing through. */
-async function recordingProxy(target: string): Promise<{ url: string; calls: ApiCall[]; close(): Promise<void> }> {
-  const calls: ApiCall[] = [];
-  const upstream = new URL(target);
-  const server: Server = createServer((req, res) => {
-    const call = toApiCall(req.method ?? "GET", req.url ?? "/");
-    if (call) calls.push(call);
-    const forward = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-      (response) => {
-        res.writeHead(response.statusCode ?? 502, response.headers);
-        res.flushHeaders(); // a watch sends its headers long before its first event
-        response.pipe(res);
-      },
-    );
-    forward.on("error", () => res.destroy());
-    res.on("close", () => forward.destroy());
-    req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    calls,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 function manifestNamed(manifests: KubeManifest[], kind: string, suffix: string): KubeManifest {
   const found = manifests.find((m) => m.kind === kind && m.metadata.name.endsWith(suffix));
@@ -216,7 +107,7 @@ describe.each([
       const rulesByUser = new Map(
         ["ap-agentplane-control-plane", "ap-agentplane-operator"].map((sa) => [
           serviceAccountUser(sa),
-          rulesFor(manifests, sa),
+          rulesFor(manifests, sa, RELEASE_NAMESPACE),
         ]),
       );
       kube = await startKubeApiServer({
@@ -407,7 +298,7 @@ describe.each([
       ["control plane", "ap-agentplane-control-plane", () => controlPlaneProxy.calls],
       ["operator", "ap-agentplane-operator", () => operatorProxy.calls],
     ])("every call of the %s is allowed to its ServiceAccount", (_name, serviceAccount, calls) => {
-      const rules = rulesFor(manifests, serviceAccount);
+      const rules = rulesFor(manifests, serviceAccount, RELEASE_NAMESPACE);
       expect(calls().length).toBeGreaterThan(5);
       const refused = calls().filter((call) => !allowed(rules, call));
       expect([...new Set(refused.map((call) => JSON.stringify(call)))]).toEqual([]);
@@ -421,7 +312,7 @@ describe.each([
       (component, sa, calls) => {
         const checked = granted.filter((g) => g.user === serviceAccountUser(sa));
         const used = new Set([...calls(), ...checked].map((call) => `${call.group} ${call.resource} ${call.verb}`));
-        const unused = rulesFor(manifests, sa).flatMap(({ rule }) =>
+        const unused = rulesFor(manifests, sa, RELEASE_NAMESPACE).flatMap(({ rule }) =>
           rule.apiGroups.flatMap((group) =>
             rule.resources.flatMap((resource) =>
               rule.verbs.map((verb) => `${group} ${resource} ${verb}`).filter((grant) => !used.has(grant)),
@@ -438,7 +329,9 @@ describe("a control plane missing a Kubernetes permission", () => {
   it("answers 503 naming what Kubernetes forbade, not 500 (without update on agentdeployments/finalizers)", async () => {
     const manifests = renderChart(BASE_VALUES, [], RELEASE_NAMESPACE);
     const sa = "ap-agentplane-control-plane";
-    const rules = rulesFor(manifests, sa).filter(({ rule }) => !rule.resources.some((r) => r.endsWith("/finalizers")));
+    const rules = rulesFor(manifests, sa, RELEASE_NAMESPACE).filter(
+      ({ rule }) => !rule.resources.some((r) => r.endsWith("/finalizers")),
+    );
     const kube = await startKubeApiServer({
       crds: loadCrdManifests(),
       namespaces: ["default", RELEASE_NAMESPACE],
@@ -478,37 +371,5 @@ describe("a control plane missing a Kubernetes permission", () => {
       await kube.close();
       rmSync(secretsDir, { recursive: true, force: true });
     }
-  });
-});
-
-describe("RBAC attributes of requests", () => {
-  it("maps REST requests to RBAC attributes like the API server", () => {
-    expect(toApiCall("GET", "/apis/apps/v1/namespaces/a/deployments/x")).toEqual({
-      verb: "get",
-      group: "apps",
-      resource: "deployments",
-      namespace: "a",
-      name: "x",
-    });
-    expect(toApiCall("GET", "/apis/apps/v1/deployments?watch=true")).toEqual({
-      verb: "watch",
-      group: "apps",
-      resource: "deployments",
-    });
-    expect(toApiCall("PUT", "/apis/agentplane.dev/v1alpha1/namespaces/a/agentrevisions/r/status")).toEqual({
-      verb: "update",
-      group: "agentplane.dev",
-      resource: "agentrevisions/status",
-      namespace: "a",
-      name: "r",
-    });
-    expect(toApiCall("GET", "/api/v1/namespaces/a/pods")).toEqual({
-      verb: "list",
-      group: "",
-      resource: "pods",
-      namespace: "a",
-    });
-    expect(toApiCall("GET", "/apis/apps/v1")).toBeUndefined();
-    expect(toApiCall("GET", "/version")).toBeUndefined();
   });
 });
