@@ -222,6 +222,13 @@ export async function startHarness(layout?: NamespaceLayout): Promise<Harness> {
   };
 }
 
+/** A `POST /v2/listeners` body: a Kubernetes listener `computeId` for `namespaces` (null: any). */
+export const listenerBody = (computeId: string, namespaces: string[] | null = ["apps"]) => ({
+  compute_type: "k8s",
+  compute_id: computeId,
+  compute_config: { k8s_namespaces: namespaces },
+});
+
 export function deploymentBody(name: string, overrides: Record<string, unknown> = {}) {
   return {
     name,
