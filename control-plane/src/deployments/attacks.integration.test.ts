@@ -11,7 +11,7 @@ import {
   sidecar,
   victimSecret,
   type World,
-} from "./attacks.table.ts";
+} from "./testing/attacks-table.ts";
 
 /**
  * Issue #15: what an attacker holding an ordinary API key of one organization (workspace A1) tries

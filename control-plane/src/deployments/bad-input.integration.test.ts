@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, countObjects, deploymentBody, type Harness, startHarness } from "../testing/harness.ts";
-import { cases } from "./bad-input.table.ts";
+import { cases } from "./testing/bad-input-table.ts";
 
 let h: Harness;
 let existing: { id: string; latest_revision_id: string };

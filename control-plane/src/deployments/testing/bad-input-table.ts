@@ -1,7 +1,7 @@
-import { deploymentBody } from "../testing/harness.ts";
+import { deploymentBody } from "../../testing/harness.ts";
 
 /**
- * The table of bad-input.integration.test.ts: malformed bodies, paths and headers sent to the
+ * The table of ../bad-input.integration.test.ts: malformed bodies, paths and headers sent to the
  * control plane, each with the 4xx it must get. A path starting `dep` means the test's existing
  * deployment.
  */

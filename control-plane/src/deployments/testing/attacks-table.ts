@@ -1,9 +1,9 @@
 import { revisionSecretName } from "@agentplane/crds";
-import { providerObjectName } from "../providers/store.ts";
-import { type Harness, PROVIDERS_NAMESPACE, TENANT_PREFIX } from "../testing/harness.ts";
+import { providerObjectName } from "../../providers/store.ts";
+import { type Harness, PROVIDERS_NAMESPACE, TENANT_PREFIX } from "../../testing/harness.ts";
 
 /**
- * The table of attacks.integration.test.ts (issue #15): requests an attacker holding an ordinary
+ * The table of ../attacks.integration.test.ts (issue #15): requests an attacker holding an ordinary
  * API key of workspace A1 sends against organization B and the platform, each with the status it
  * must get.
  */
