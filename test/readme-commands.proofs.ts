@@ -2,6 +2,7 @@
 // or checked where it needs Docker, k3d or a real cluster. test/readme-commands.test.ts reads it
 // (and fails on a shown command that is not here); docs/testing.md#commands-in-the-docs lists
 // what is only checked.
+import { commandKey, commandLines, docBlocks, inlineCommands } from "../testing/doc-commands.ts";
 
 /** The pages a new user reads first: the README and the pages it sends them to for first steps. */
 export const PAGES = [
@@ -162,3 +163,22 @@ export const PROOFS: Record<string, Proof> = {
     ran: T.kube,
   },
 };
+
+/** Every command of the pages: the key it is classified under and where it is shown. */
+export function shownCommands(): { key: string; where: string }[] {
+  const shown: { key: string; where: string }[] = [];
+  for (const file of PAGES) {
+    for (const block of docBlocks(file)) {
+      const where = `${file}:${block.line}`;
+      if (block.lang === "ts") shown.push({ key: `${file} ts block under ${block.section}`, where });
+      if (block.lang !== "sh" && block.lang !== "bash") continue;
+      if (SECTIONS_RUN_WHOLE.some((s) => s.file === file && s.section === block.section)) continue;
+      for (const command of commandLines(block.text)) shown.push({ key: commandKey(command), where });
+    }
+    for (const span of inlineCommands(file)) {
+      if (file === ACCOUNT.file && span.section === ACCOUNT.section) continue;
+      shown.push({ key: span.text, where: `${file}:${span.line}` });
+    }
+  }
+  return shown;
+}

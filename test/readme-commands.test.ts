@@ -13,10 +13,10 @@ import {
   commandLines,
   docBlocks,
   inlineCommand,
-  inlineCommands,
   nodeSnippet,
   onPath,
   REPO,
+  recipePrograms,
   runScript,
   type Service,
   shellBlocks,
@@ -28,28 +28,9 @@ import {
 } from "../testing/doc-commands.ts";
 import { uniquePrefix } from "../testing/redis.ts";
 import { freePort } from "../testing/redis-server.ts";
-import { ACCOUNT, PAGES, PROOFS, SECTIONS_RUN_WHOLE, T } from "./readme-commands.proofs.ts";
+import { PROOFS, SECTIONS_RUN_WHOLE, shownCommands, T } from "./readme-commands.proofs.ts";
 
 const dockerEngine = spawnSync("docker", ["version", "--format", "{{.Server.Version}}"]).status === 0;
-
-/** Every command of the pages: the key it is classified under and where it is shown. */
-function shownCommands(): { key: string; where: string }[] {
-  const shown: { key: string; where: string }[] = [];
-  for (const file of PAGES) {
-    for (const block of docBlocks(file)) {
-      const where = `${file}:${block.line}`;
-      if (block.lang === "ts") shown.push({ key: `${file} ts block under ${block.section}`, where });
-      if (block.lang !== "sh" && block.lang !== "bash") continue;
-      if (SECTIONS_RUN_WHOLE.some((s) => s.file === file && s.section === block.section)) continue;
-      for (const command of commandLines(block.text)) shown.push({ key: commandKey(command), where });
-    }
-    for (const span of inlineCommands(file)) {
-      if (file === ACCOUNT.file && span.section === ACCOUNT.section) continue;
-      shown.push({ key: span.text, where: `${file}:${span.line}` });
-    }
-  }
-  return shown;
-}
 
 /** `command` with each placeholder replaced; fails when the docs no longer show the placeholder. */
 function fill(command: string, values: Record<string, string>): string {
@@ -395,30 +376,3 @@ describe.skipIf(process.platform !== "linux" || !onPath("make") || !onPath("git"
     }, 180_000);
   },
 );
-
-/** Programs the lines `make -n` prints would start (shell builtins and conditions left out). */
-function recipePrograms(plan: string): string[] {
-  const builtins = new Set([
-    "command",
-    "if",
-    "[",
-    "{",
-    "echo",
-    "exit",
-    "then",
-    "else",
-    "fi",
-    "cd",
-    "test",
-    "true",
-    ":",
-  ]);
-  return plan
-    .split("\n")
-    .filter((line) => !/^make(\[\d+\])?:/.test(line))
-    .map((line) => line.trim().split(/\s+/))
-    .map((words) => words.filter((word) => !/^[A-Z_]+=/.test(word)))
-    .map((words) => (words[0] === "exec" || words[0] === "env" ? words.slice(1) : words))
-    .map((words) => words[0] ?? "")
-    .filter((program) => program !== "" && !builtins.has(program));
-}

@@ -324,3 +324,30 @@ export function workingCopy(): string {
   copyFileSync(join(REPO, "node_modules/.package-lock.json"), stamp);
   return dir;
 }
+
+/** Programs the lines `make -n` prints would start (shell builtins and conditions left out). */
+export function recipePrograms(plan: string): string[] {
+  const builtins = new Set([
+    "command",
+    "if",
+    "[",
+    "{",
+    "echo",
+    "exit",
+    "then",
+    "else",
+    "fi",
+    "cd",
+    "test",
+    "true",
+    ":",
+  ]);
+  return plan
+    .split("\n")
+    .filter((line) => !/^make(\[\d+\])?:/.test(line))
+    .map((line) => line.trim().split(/\s+/))
+    .map((words) => words.filter((word) => !/^[A-Z_]+=/.test(word)))
+    .map((words) => (words[0] === "exec" || words[0] === "env" ? words.slice(1) : words))
+    .map((words) => words[0] ?? "")
+    .filter((program) => program !== "" && !builtins.has(program));
+}
