@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { MemoryCheckpointer } from "./memory.ts";
 import { RedisCheckpointer } from "./redis.ts";
+import { PackingCheckpointer } from "./testing/packing-checkpointer.ts";
 
 // The official LangGraph checkpointer suite calls vitest through globals.
 Object.assign(globalThis, { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it });
@@ -44,4 +45,15 @@ describe("MemoryCheckpointer (LangGraph checkpointer validation suite)", () => {
 describe("RedisCheckpointer (LangGraph checkpointer validation suite)", () => {
   validate(redisInitializer);
   deltaChannelHistoryTests(redisInitializer);
+});
+
+// Every checkpoint but the latest of its namespace read from a cold segment.
+const packingInitializer = {
+  ...redisInitializer,
+  createCheckpointer: () => new PackingCheckpointer(client, uniquePrefix("cpp")),
+};
+
+describe("RedisCheckpointer with cold segments (LangGraph checkpointer validation suite)", () => {
+  validate(packingInitializer);
+  deltaChannelHistoryTests(packingInitializer);
 });

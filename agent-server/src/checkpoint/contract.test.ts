@@ -4,6 +4,7 @@ import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { MemoryCheckpointer } from "./memory.ts";
 import { RedisCheckpointer } from "./redis.ts";
 import { threadCheckpointerContract } from "./testing/contract.ts";
+import { PackingCheckpointer } from "./testing/packing-checkpointer.ts";
 
 describe("MemoryCheckpointer copy/prune/delete", () => {
   threadCheckpointerContract(async () => new MemoryCheckpointer());
@@ -15,11 +16,12 @@ describe("RedisCheckpointer copy/prune/delete", () => {
     client = await connectTestRedis();
   });
   afterAll(() => client.quit());
-  threadCheckpointerContract(
-    async () => new RedisCheckpointer(client, { prefix: uniquePrefix("cpc") }),
-    async (checkpointer) => {
-      const { base } = (checkpointer as RedisCheckpointer).keys;
-      for await (const keys of client.scanIterator({ MATCH: `${base}*` })) if (keys.length) await client.unlink(keys);
-    },
-  );
+  const removeKeys = async (checkpointer: unknown) => {
+    const { base } = (checkpointer as RedisCheckpointer).keys;
+    for await (const keys of client.scanIterator({ MATCH: `${base}*` })) if (keys.length) await client.unlink(keys);
+  };
+  threadCheckpointerContract(async () => new RedisCheckpointer(client, { prefix: uniquePrefix("cpc") }), removeKeys);
+  describe("with cold segments", () => {
+    threadCheckpointerContract(async () => new PackingCheckpointer(client, uniquePrefix("cpcp")), removeKeys);
+  });
 });

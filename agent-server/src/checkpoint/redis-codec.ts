@@ -96,6 +96,9 @@ function knownValue(serde: SerializerProtocol, known: KnownVersions, version: Kn
   return items ?? serde.loadsTyped(version.type, version.bytes);
 }
 
+/** A version with no value (missing, or a channel left empty). */
+const ABSENT = Symbol("absent");
+
 /** Fewer shared items than this, and the whole list is loaded as it is. */
 const MIN_SHARED_ITEMS = 8;
 const OPEN = Buffer.from("[");
@@ -128,20 +131,18 @@ export async function decodeBlobs(
   cached: Map<string, KnownVersion>,
 ): Promise<Record<string, unknown>> {
   const fields = blobList === "" ? [] : blobList.split("\0");
-  const values: Record<string, unknown> = {};
-  await Promise.all(
-    fields.map(async (field, index) => {
+  const decoded = await Promise.all(
+    fields.map(async (field, index): Promise<unknown> => {
       const version = cached.get(field);
       if (version && isSkipped(chains[index])) {
         if (remember) known.set(scope, channelOfBlobField(field), version);
-        values[channelOfBlobField(field)] = await knownValue(serde, known, version);
-        return;
+        return knownValue(serde, known, version);
       }
       const frames = (chains[index] ?? []).map((frame) => decodeBlobFrame(frame)).reverse();
       const [full, ...deltas] = frames;
-      if (!full) return;
+      if (!full) return ABSENT;
       const { type } = frames[frames.length - 1]?.header ?? full.header;
-      if (type === "empty") return;
+      if (type === "empty") return ABSENT;
       const bytes = applyChain(full.payload, deltas);
       const channel = channelOfBlobField(field);
       if (remember) {
@@ -149,9 +150,14 @@ export async function decodeBlobs(
         known.set(scope, channel, { field, type, bytes, depth: deltas.length, chainBytes });
       }
       const held = [...cached.values()].find((version) => channelOfBlobField(version.field) === channel);
-      values[channel] = await loadSharing(serde, type, bytes, held);
+      return loadSharing(serde, type, bytes, held);
     }),
   );
+  // In the blob list's order whichever loads first, so every read of a checkpoint lists them alike.
+  const values: Record<string, unknown> = {};
+  for (const [index, field] of fields.entries()) {
+    if (decoded[index] !== ABSENT) values[channelOfBlobField(field)] = decoded[index];
+  }
   return values;
 }
 

@@ -1,5 +1,5 @@
 import { RedisScript } from "../storage/redis-script.ts";
-import { LEASE_FENCE, PACKED_WRITES, READ_RECORD, READ_WRITES } from "./redis-lua.ts";
+import { BASE_OF, CHAIN_GUARD, LEASE_FENCE, PACKED_WRITES, READ_RECORD, READ_WRITES } from "./redis-lua.ts";
 
 /**
  * Redis layout of the checkpointer. A "scope" is one (thread, namespace) pair, written as
@@ -13,6 +13,7 @@ import { LEASE_FENCE, PACKED_WRITES, READ_RECORD, READ_WRITES } from "./redis-lu
  * | `<p>cp:w:<scope>:<id>` | hash | pending writes stored before `cp:wp`, read along with it: `<task_id>\0<idx>` → frame `{channel,type,task_path}` + serde bytes |
  * | `<p>cp:wp:<scope>` | hash | `<checkpoint id>` → the checkpoint's pending writes, each `<length>:<task_id>\0<idx><length>:<frame>` (frame as in `cp:w`) |
  * | `<p>cp:wids:<scope>` | set | checkpoint ids that have writes in `cp:w` keys (so deleting never needs a SCAN) |
+ * | `<p>cp:seg:<scope>` | hash | cold segments: `<first id> <last id> <tag>` → the records, pending writes and channel versions of old checkpoints, deflated together (`redis-segments.ts`); their ids are no longer in `cp:ids` |
  *
  * Per thread `<p>cp:ns:<thread_id>` (set of scopes) and `<p>cp:v:<thread_id>` (a counter every write
  * of the thread increments: whole-thread changes apply only while it is what they read,
@@ -70,6 +71,11 @@ export class CheckpointKeys {
   writeIds(scope: string): string {
     return `${this.base}wids:${scope}`;
   }
+
+  /** Cold segments of the scope (`redis-segments.ts`). */
+  segments(scope: string): string {
+    return `${this.base}seg:${scope}`;
+  }
 }
 
 export function scopeOf(threadId: string, checkpointNs: string): string {
@@ -116,7 +122,8 @@ export function decodeFrame<Header>(frame: Buffer): { header: Header; payload: B
  * version never changes (like the Postgres saver's ON CONFLICT DO NOTHING); the record is
  * replaced whole. When the base of a new delta is gone (the thread was pruned, deleted or rolled
  * back since this process saw it), nothing is written and the fields of those deltas are
- * returned, to be sent again as full copies.
+ * returned, to be sent again as full copies; else the number of checkpoints the scope now holds
+ * in its keys (`cp:ids`).
  */
 export const putCheckpointScript = new RedisScript(`${LEASE_FENCE}
 fence(KEYS[7], KEYS[8], ARGV[1], ARGV[2])
@@ -141,24 +148,8 @@ redis.call('ZADD', KEYS[3], 0, ARGV[5])
 redis.call('SADD', KEYS[4], ARGV[3])
 redis.call('SADD', KEYS[5], ARGV[4])
 redis.call('INCR', KEYS[6])
-return 1
+return redis.call('ZCARD', KEYS[3])
 `);
-
-/**
- * Lua: the field a stored frame is a delta against, or nil for a full copy. Only delta headers
- * have a "base" key, so full copies (and frames written before deltas existed) skip the decode.
- */
-const BASE_OF = `
-local function baseOf(frame)
-  local newline = string.find(frame, "\\n", 1, true)
-  local header = string.sub(frame, 1, newline - 1)
-  if not string.find(header, '"base"', 1, true) then return nil end
-  return cjson.decode(header).base
-end
-`;
-
-/** A chain longer than this is corrupt (deltas are bounded far below it), not something to walk forever. */
-const CHAIN_GUARD = 1000;
 
 /**
  * Stores a task's pending writes in one call, in the checkpoint's field of the scope's packed
@@ -268,6 +259,7 @@ for _, scope in ipairs(redis.call("SMEMBERS", KEYS[1])) do
     redis.call("UNLINK", base .. "w:" .. scope .. ":" .. id)
   end
   redis.call("UNLINK", base .. "ids:" .. scope, base .. "wids:" .. scope, base .. "blobs:" .. scope, base .. "wp:" .. scope)
+  redis.call("UNLINK", base .. "seg:" .. scope)
 end
 redis.call("UNLINK", KEYS[1])
 redis.call("SREM", KEYS[2], ARGV[2])

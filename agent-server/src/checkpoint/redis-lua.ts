@@ -95,3 +95,19 @@ end
 export const readWritesScript = new RedisScript(`${READ_WRITES}
 return readWrites(KEYS[1], KEYS[2], ARGV[1])
 `);
+
+/**
+ * Lua: the field a stored frame is a delta against, or nil for a full copy. Only delta headers
+ * have a "base" key, so full copies (and frames written before deltas existed) skip the decode.
+ */
+export const BASE_OF = `
+local function baseOf(frame)
+  local newline = string.find(frame, "\\n", 1, true)
+  local header = string.sub(frame, 1, newline - 1)
+  if not string.find(header, '"base"', 1, true) then return nil end
+  return cjson.decode(header).base
+end
+`;
+
+/** A chain longer than this is corrupt (deltas are bounded far below it), not something to walk forever. */
+export const CHAIN_GUARD = 1000;

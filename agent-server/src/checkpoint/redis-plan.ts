@@ -55,6 +55,14 @@ export class Plan {
     return first === undefined ? this : this.#push("UNLINK", first, rest);
   }
 
+  set(key: string, value: Arg): this {
+    return this.#push("SET", key, [value]);
+  }
+
+  zAdd(key: string, member: string): this {
+    return this.#push("ZADD", key, ["0", member]);
+  }
+
   zRem(key: string, member: string): this {
     return this.#push("ZREM", key, [member]);
   }

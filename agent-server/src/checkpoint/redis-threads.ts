@@ -25,12 +25,16 @@ export async function readWrites(saver: RedisCheckpointer, scope: string, id: st
 }
 
 /** Checkpoint records (either layout) at `keys`, in one call. */
-async function readRecords(saver: RedisCheckpointer, keys: string[]): Promise<RawRecord[]> {
+export async function readRecords(saver: RedisCheckpointer, keys: string[]): Promise<RawRecord[]> {
   return keys.length === 0 ? [] : ((await readRecordsScript.run(saver.redis, keys, [])) as RawRecord[]);
 }
 
 /** `fields` plus the fields their deltas are built on: the channel versions to keep for them to stay readable. */
-async function withDeltaBases(saver: RedisCheckpointer, scope: string, fields: Iterable<string>): Promise<Set<string>> {
+export async function withDeltaBases(
+  saver: RedisCheckpointer,
+  scope: string,
+  fields: Iterable<string>,
+): Promise<Set<string>> {
   const given = [...fields];
   if (given.length === 0) return new Set();
   const closure = (await blobClosureScript.run(saver.redis, [saver.keys.blobs(scope)], given)) as Buffer[];
@@ -92,6 +96,7 @@ async function planCopy(saver: RedisCheckpointer, sourceThreadId: string, target
       .copy(saver.keys.writeIds(scope), saver.keys.writeIds(target))
       .copy(saver.keys.blobs(scope), saver.keys.blobs(target))
       .copy(saver.keys.packedWrites(scope), saver.keys.packedWrites(target))
+      .copy(saver.keys.segments(scope), saver.keys.segments(target))
       .sAdd(saver.keys.scopesOf(targetThreadId), target);
   }
   if (plans.length > 0) changes.sAdd(saver.keys.threads(), targetThreadId);
@@ -117,11 +122,12 @@ async function planPrune(saver: RedisCheckpointer, threadId: string): Promise<Pl
   const keep = namespacesToKeep(scopes.map(namespaceOfScope), pendingTaskIds);
   const changes = new Plan();
   for (const scope of scopes) {
-    const [ids, writeIds, blobFields, packedIds] = await Promise.all([
+    const [ids, writeIds, blobFields, packedIds, segments] = await Promise.all([
       members(saver.redis, saver.keys.ids(scope), "zset"),
       members(saver.redis, saver.keys.writeIds(scope)),
       saver.redis.hKeys(saver.keys.blobs(scope)),
       saver.redis.hKeys(saver.keys.packedWrites(scope)),
+      saver.cold.names(scope),
     ]);
     const kept = keep.has(namespaceOfScope(scope)) ? latestId(ids) : undefined;
     const [record] = kept ? await readRecords(saver, [saver.keys.checkpoint(scope, kept)]) : [];
@@ -140,6 +146,8 @@ async function planPrune(saver: RedisCheckpointer, threadId: string): Promise<Pl
     if (stalePacked.length > 0) changes.hDel(saver.keys.packedWrites(scope), stalePacked);
     const staleBlobs = blobFields.filter((field) => !keptBlobs.has(field.toString()));
     if (staleBlobs.length > 0) changes.hDel(saver.keys.blobs(scope), staleBlobs);
+    // The kept checkpoint is the latest, never cold, and so is every version it reads.
+    if (segments.length > 0) changes.unlink(saver.keys.segments(scope));
     if (!kept) changes.sRem(saver.keys.scopesOf(threadId), scope);
   }
   return changes;
@@ -150,7 +158,12 @@ async function planPrune(saver: RedisCheckpointer, threadId: string): Promise<Pl
  * only they read, plus the writes the run left on the newest remaining checkpoint of each
  * namespace (a resume value, input writes): the thread is as it was before the run.
  */
-export function deleteRun(saver: RedisCheckpointer, threadId: string, runId: string): Promise<void> {
+export async function deleteRun(saver: RedisCheckpointer, threadId: string, runId: string): Promise<void> {
+  for (const scope of await members(saver.redis, saver.keys.scopesOf(threadId))) {
+    if (await saver.cold.involvedInDelete(threadId, scope, runId)) {
+      await changeAtomically(saver.redis, saver.keys.changes(threadId), () => saver.cold.planThaw(scope));
+    }
+  }
   return changeAtomically(saver.redis, saver.keys.changes(threadId), () => planDeleteRun(saver, threadId, runId));
 }
 

@@ -18,7 +18,7 @@ import { leaseKeys } from "../runs/queue/redis-scripts.ts";
 import { jsonContains } from "../storage/json-match.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type { ThreadCheckpointer } from "../storage/types.ts";
-import { KnownVersions } from "./deltas.ts";
+import { type KnownVersion, KnownVersions } from "./deltas.ts";
 import { checkpointMetadata, leaseOf, runIdOf, TaskWritesTracker } from "./metadata.ts";
 import { asFullCopies, decodeBlobs, encodeBlob, orderedWrites, pairs, rememberStored } from "./redis-codec.ts";
 import {
@@ -34,6 +34,7 @@ import {
 import { writeFrame } from "./redis-pack.ts";
 import { DELETED_COUNTER_SECONDS } from "./redis-plan.ts";
 import { decodeRecord, packRecord, type RawRecord } from "./redis-record.ts";
+import { type ColdLimits, ColdSegments, DEFAULT_COLD_LIMITS } from "./redis-segments.ts";
 import { copyThread, deleteRun, members, pruneThread, readWrites } from "./redis-threads.ts";
 import { FastJsonPlusSerializer } from "./serde.ts";
 
@@ -59,15 +60,20 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
   readonly redis: BinaryClient;
   readonly #taskWrites = new TaskWritesTracker();
   readonly #known = new KnownVersions();
+  readonly cold: ColdSegments;
 
   /** The run queue's prefix: writes of a run are refused once its attempt lost the lease. */
   readonly #runsPrefix: string | undefined;
 
-  constructor(client: RedisClient, options: { prefix: string; serde?: SerializerProtocol; runsPrefix?: string }) {
+  constructor(
+    client: RedisClient,
+    options: { prefix: string; serde?: SerializerProtocol; runsPrefix?: string; cold?: ColdLimits },
+  ) {
     super(options.serde ?? new FastJsonPlusSerializer());
     this.keys = new CheckpointKeys(options.prefix);
     this.#runsPrefix = options.runsPrefix;
     this.redis = binaryClient(client);
+    this.cold = new ColdSegments(this, options.cold ?? DEFAULT_COLD_LIMITS);
   }
 
   /**
@@ -158,13 +164,14 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       args.push(record);
       return putCheckpointScript.run(this.redis, [...keys, ...fence.keys], args);
     };
-    const missing = await run();
-    if (Array.isArray(missing)) {
+    let result = await run();
+    if (Array.isArray(result)) {
       // Deltas against versions removed since this process saw them: sent again as full copies.
-      asFullCopies(blobs, new Set((missing as Buffer[]).map(String)));
-      await run();
+      asFullCopies(blobs, new Set((result as Buffer[]).map(String)));
+      result = await run();
     }
     rememberStored(this.#known, scope, blobs);
+    if (typeof result === "number") this.cold.packSoon(threadId, scope, result);
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 
@@ -245,7 +252,8 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     }
     let upper = beforeId ? `(${beforeId}` : "+";
     const count = Math.min(pageSize, LIST_PAGE);
-    for (;;) {
+    const yielded = new Set<string>();
+    for (let more = true; more; ) {
       const page = (await this.redis.sendCommand([
         "ZRANGE",
         this.keys.ids(scope),
@@ -258,9 +266,16 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
         String(count),
       ])) as Buffer[];
       const ids = page.map((id) => id.toString());
+      for (const id of ids) yielded.add(id);
       if (ids.length > 0) yield ids;
-      if (ids.length < count) return;
+      more = ids.length === count;
       upper = `(${ids[ids.length - 1]}`;
+    }
+    // Older checkpoints are in cold segments, each older than every hot one. One packed while
+    // this walked the hot ones is in both.
+    for await (const ids of this.cold.ids(scope, beforeId)) {
+      const unseen = ids.filter((id) => !yielded.has(id));
+      for (let start = 0; start < unseen.length; start += count) yield unseen.slice(start, start + count);
     }
   }
 
@@ -278,15 +293,37 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       [this.keys.ids(scope), this.keys.blobs(scope), this.keys.packedWrites(scope)],
       [checkpointId, this.keys.checkpointPrefix(scope), this.keys.writesPrefix(scope), ...cached.keys()],
     )) as TupleReply | null;
-    if (!reply) return undefined;
-    const [idBytes, raw, writesFlat, chains] = reply;
-    const id = idBytes.toString();
-    const record = await decodeRecord(this.serde, threadId, id, raw);
+    const at = { threadId, checkpointNs, scope, cached };
+    if (reply) {
+      const [idBytes, raw, writes, chains] = reply;
+      return this.tupleOf(at, idBytes.toString(), { raw, writes: pairs(writes), chains }, checkpointId === "");
+    }
+    // Not in its keys: an older checkpoint, maybe in a cold segment (the latest never is).
+    const cold = checkpointId === "" ? undefined : await this.cold.tuple(scope, checkpointId);
+    return cold && this.tupleOf(at, checkpointId, cold, false);
+  }
+
+  /** The tuple from what a read fetched; `latest`: its versions become this process's delta bases. */
+  private async tupleOf(
+    at: { threadId: string; checkpointNs: string; scope: string; cached: Map<string, KnownVersion> },
+    id: string,
+    fetched: { raw: RawRecord; writes: (readonly [string, Buffer])[]; chains: Buffer[][] },
+    latest: boolean,
+  ): Promise<CheckpointTuple | undefined> {
+    const { threadId, checkpointNs, scope, cached } = at;
+    const record = await decodeRecord(this.serde, threadId, id, fetched.raw);
     if (!record) return undefined;
     const { checkpoint, parentId, blobList: blobs } = record;
-    const latest = checkpointId === "";
-    checkpoint.channel_values = await decodeBlobs(this.serde, this.#known, scope, blobs, chains, latest, cached);
-    const writes = orderedWrites(pairs(writesFlat));
+    checkpoint.channel_values = await decodeBlobs(
+      this.serde,
+      this.#known,
+      scope,
+      blobs,
+      fetched.chains,
+      latest,
+      cached,
+    );
+    const writes = orderedWrites(fetched.writes);
     if (checkpoint.v < 4 && parentId !== undefined) await this.migratePendingSends(checkpoint, scope, parentId);
     const tuple: CheckpointTuple = {
       config: { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: id } },
@@ -312,7 +349,11 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
 
   /** Checkpoints before format v4 kept sends as writes to TASKS on the parent (mirrors MemorySaver). */
   private async migratePendingSends(checkpoint: Checkpoint, scope: string, parentId: string): Promise<void> {
-    const parentWrites = orderedWrites(await readWrites(this, scope, parentId));
+    const stored = new Map([
+      ...(await this.cold.writes(scope, parentId)),
+      ...(await readWrites(this, scope, parentId)),
+    ]);
+    const parentWrites = orderedWrites(stored);
     const sends = await Promise.all(
       parentWrites
         .filter(({ header }) => header.channel === TASKS)

@@ -1,0 +1,74 @@
+import { randomBytes } from "node:crypto";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+
+/**
+ * A cold segment: the records, pending writes and channel versions of a run of old checkpoints
+ * of one scope, deflated together (`redis-segments.ts` decides what goes in and stores it).
+ * Records of one thread are alike (the same keys, graph and assistant ids, versions that differ
+ * in a few digits), so together they deflate ~8×, where one alone deflates ~3× for a setup cost
+ * that outweighs it (docs/design/checkpoint-layout.md).
+ *
+ * The bytes: entries `<kind><length>:<key><length>:<value>`, kind `c` a record (key: checkpoint
+ * id), `w` a checkpoint's packed pending writes (key: checkpoint id), `b` a channel version's
+ * frame (key: its blob field), deflated whole.
+ */
+export interface Segment {
+  /** Checkpoint id → record, as stored under `cp:c:<scope>:<id>` (a packed string). */
+  records: Map<string, Buffer>;
+  /** Checkpoint id → its pending writes, as stored in its `cp:wp` field. */
+  writes: Map<string, Buffer>;
+  /** Blob field → frame, as stored in `cp:blobs`. */
+  blobs: Map<string, Buffer>;
+}
+
+const KINDS = { c: "records", w: "writes", b: "blobs" } as const;
+type Kind = keyof typeof KINDS;
+
+/** The level barely matters for time on ~300 KB (1 – 2 ms at 1 – 6) and 6 is a tenth smaller. */
+const LEVEL = 6;
+
+export function encodeSegment(segment: Segment): Buffer {
+  const parts: Buffer[] = [];
+  for (const kind of Object.keys(KINDS) as Kind[]) {
+    for (const [key, value] of segment[KINDS[kind]]) {
+      const keyBytes = Buffer.from(key);
+      parts.push(Buffer.from(`${kind}${keyBytes.length}:`), keyBytes, Buffer.from(`${value.length}:`), value);
+    }
+  }
+  return deflateRawSync(Buffer.concat(parts), { level: LEVEL });
+}
+
+export function decodeSegment(stored: Buffer): Segment {
+  const bytes = inflateRawSync(stored);
+  const segment: Segment = { records: new Map(), writes: new Map(), blobs: new Map() };
+  let at = 0;
+  const part = () => {
+    const colon = bytes.indexOf(0x3a, at);
+    const length = Number(bytes.toString("latin1", at, colon));
+    if (colon < 0 || !Number.isSafeInteger(length) || colon + 1 + length > bytes.length) {
+      throw new Error(`corrupt checkpoint segment at byte ${at}`);
+    }
+    at = colon + 1 + length;
+    return bytes.subarray(colon + 1, at);
+  };
+  while (at < bytes.length) {
+    const kind = String.fromCharCode(bytes[at++] as number) as Kind;
+    const map = KINDS[kind];
+    if (!map) throw new Error(`corrupt checkpoint segment: entry kind ${kind}`);
+    const key = part().toString();
+    segment[map].set(key, part());
+  }
+  return segment;
+}
+
+/**
+ * A segment's field name in `cp:seg:<scope>`: its first and last checkpoint id (so a lookup by id
+ * needs only the names) and a random tag, so a segment rewritten (a run deleted from it) gets a
+ * new name and no process reads an old copy it cached.
+ */
+export function segmentName(firstId: string, lastId: string): string {
+  return `${firstId} ${lastId} ${randomBytes(4).toString("hex")}`;
+}
+
+export const firstOf = (name: string) => name.slice(0, name.indexOf(" "));
+export const lastOf = (name: string) => name.split(" ")[1] ?? "";

@@ -1,0 +1,78 @@
+import { randomUUID } from "node:crypto";
+import type { Client } from "@langchain/langgraph-sdk";
+import { createClient } from "redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testRedisUrl } from "../../../testing/redis.ts";
+import { DEFAULT_COLD_LIMITS } from "../checkpoint/redis-segments.ts";
+import { type RunTestServer, startRunServer } from "./testing/server.ts";
+
+/**
+ * A conversation long enough that its old checkpoints move into cold segments
+ * (checkpoint/redis-segments.ts), read through the API: history, state at a checkpoint, copy,
+ * delete, as they read before the move.
+ */
+
+const ask = (i: number) => ({ messages: [{ role: "human", content: `question ${i}` }] });
+/** The example agent writes 3 checkpoints a run: enough runs that packing starts, and fewer. */
+const PACKED_RUNS = Math.ceil((DEFAULT_COLD_LIMITS.hot + DEFAULT_COLD_LIMITS.segment) / 3) + 2;
+
+async function history(client: Client, threadId: string, options: { before?: string } = {}) {
+  const states = await client.threads.getHistory(threadId, {
+    limit: 1000,
+    ...(options.before && { before: { configurable: { checkpoint_id: options.before } } }),
+  });
+  return states.map((state) => JSON.stringify(state));
+}
+
+describe("a conversation whose old checkpoints are in cold segments, through the API", () => {
+  let server: RunTestServer;
+  const prefix = `cold-${randomUUID().slice(0, 8)}:`;
+  const redis = createClient({ url: testRedisUrl() });
+
+  beforeAll(async () => {
+    await redis.connect();
+    server = await startRunServer(testRedisUrl(), { prefix, workers: 2 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await redis.quit();
+  });
+
+  const segmentKeys = async (threadId: string) => {
+    const keys: string[] = [];
+    for await (const page of redis.scanIterator({ MATCH: `${prefix}cp:seg:*${threadId}*` })) keys.push(...page);
+    return keys;
+  };
+
+  it("serves history, old states and copies as they were before their checkpoints moved", async () => {
+    const { client } = server;
+    const { thread_id: threadId } = await client.threads.create();
+    const before = PACKED_RUNS - 6;
+    for (let i = 0; i < before; i++) await client.runs.wait(threadId, "agent", { input: ask(i) });
+    const early = await history(client, threadId);
+    expect(await segmentKeys(threadId)).toEqual([]);
+
+    for (let i = before; i < PACKED_RUNS; i++) await client.runs.wait(threadId, "agent", { input: ask(i) });
+    await expect.poll(() => segmentKeys(threadId)).toHaveLength(1);
+    const later = await history(client, threadId);
+    expect(later).toHaveLength(early.length + 18);
+    expect(later.slice(18)).toEqual(early);
+
+    const oldest = JSON.parse(early[early.length - 2] as string) as { checkpoint: { checkpoint_id: string } };
+    const atOld = await client.threads.getState(threadId, oldest.checkpoint.checkpoint_id);
+    expect(JSON.stringify(atOld)).toBe(early[early.length - 2]);
+    expect(await history(client, threadId, { before: oldest.checkpoint.checkpoint_id })).toEqual(early.slice(-1));
+
+    const state = await client.threads.getState<{ messages: { content: string }[] }>(threadId);
+    expect(state.values.messages).toHaveLength(PACKED_RUNS * 2);
+    expect(state.values.messages[0]?.content).toBe("question 0");
+
+    const copy = await client.threads.copy(threadId);
+    const copied = await history(client, copy.thread_id);
+    expect(copied.map((entry) => entry.replaceAll(copy.thread_id, threadId))).toEqual(later);
+
+    await client.threads.delete(threadId);
+    expect(await segmentKeys(threadId)).toEqual([]);
+    expect(await segmentKeys(copy.thread_id)).toHaveLength(1);
+  });
+});
