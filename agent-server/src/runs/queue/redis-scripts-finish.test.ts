@@ -24,7 +24,8 @@ describe("FINISH", () => {
       name: "success by the holder: final status, lock and lease freed, log closed and its end published; nothing queued, no wake",
       given: r1Running,
       when: (q) => q.finish("r1", 1, "success"),
-      returns: 1,
+      // Kept with a final status: its thread and how many of its runs are not archived.
+      returns: [1, "T", 1],
       then: {
         runs: { r1: ended("success") },
         threadRuns: { T: ["r1"] },
@@ -37,7 +38,7 @@ describe("FINISH", () => {
       name: "with a run queued behind: the thread ready again at now, a wake published",
       given: r1RunningR2Queued,
       when: (q) => q.finish("r1", 1, "error", { now: T0 + 100 }),
-      returns: 1,
+      returns: [1, "T", 2],
       then: {
         runs: { r1: ended("error"), r2: pending() },
         queues: { T: ["r2"] },
@@ -59,7 +60,7 @@ describe("FINISH", () => {
         await q.cancel("r1", "interrupt");
       },
       when: (q) => q.finish("r1", 1, "interrupted"),
-      returns: 1,
+      returns: [1, "T", 1],
       then: {
         runs: { r1: ended("interrupted") },
         threadRuns: { T: ["r1"] },

@@ -3,11 +3,13 @@ import { RedisScript } from "../../storage/redis-script.ts";
 /**
  * Lua scripts of the Redis run queue. Each is one atomic step that several processes may race
  * on. Key layout under the prefix `p`:
- *   run:<id>   hash: json (record without status, compressed: run-record.ts), status, updated_at, attempt, start_at (due, ms),
- *              started_at (first claim, ms), thread_id, seq, cancel
+ *   run:<id>   hash: json (record without status; moved to an archive once the run is old: arc names it,
+ *              redis-archive.ts), status, updated_at, attempt, start_at (due, ms), started_at (first claim, ms),
+ *              thread_id, seq, cancel, arc
+ *   arc:<tid>  hash: archive name (its last run's tr: score, a tag) -> deflated records of old finished runs
  *   tq:<tid>   list: pending run ids of the thread, FIFO
  *   ta:<tid>   string: id of the run executing on the thread (the per-thread lock)
- *   tr:<tid>   zset: every run id of the thread by arrival
+ *   tr:<tid>   zset: the thread's run ids by arrival (but archived ones)
  *   ready      zset: thread ids with queued runs, scored by when the head run is due (ms)
  *   leases     zset: running run ids, scored by lease expiry (ms)
  *   inflight   zset: pending and running run ids by arrival
@@ -132,7 +134,8 @@ return redis.call('HGET', rk, 'cancel') or ''
  * name, closing event data, seconds to keep the events, expire the record too (1|0, runs of
  * temporary threads). Frees the thread and wakes its next run; a final status and the closing
  * event are written together, so a waiter never sees one without the other. Returns 0 when the
- * lease was lost.
+ * lease was lost; for a run kept with a final status {1, thread id, runs of the thread not
+ * archived yet} (`redis-archive.ts`), else 1.
  */
 export const FINISH = new RedisScript(`${common}
 local rid = ARGV[2]
@@ -166,6 +169,9 @@ else
   end
 end
 wake(tid, tonumber(ARGV[6]))
+if ARGV[7] ~= '1' and ARGV[4] ~= 'deleted' and ARGV[11] ~= '1' then
+  return {1, tid, redis.call('ZCARD', p..'tr:'..tid)}
+end
 return 1
 `);
 
@@ -236,7 +242,10 @@ end
 return out
 `);
 
-/** ARGV: p, run id. Returns deleted | running | missing. */
+/**
+ * ARGV: p, run id. Returns deleted | running | missing; for an archived run {deleted, archive
+ * name, thread id}: the caller takes it out of the archive (`redis-archive.ts`).
+ */
 export const DELETE = new RedisScript(`${common}
 local rid = ARGV[2]
 local rk = p..'run:'..rid
@@ -244,9 +253,11 @@ local status = redis.call('HGET', rk, 'status')
 if not status then return 'missing' end
 if status == 'running' then return 'running' end
 local tid = redis.call('HGET', rk, 'thread_id')
+local archive = redis.call('HGET', rk, 'arc')
 redis.call('LREM', p..'tq:'..tid, 0, rid)
 redis.call('ZREM', p..'tr:'..tid, rid)
 redis.call('ZREM', p..'inflight', rid)
 redis.call('DEL', rk)
+if archive then return {'deleted', archive, tid} end
 return 'deleted'
 `);

@@ -2,6 +2,7 @@ import type { RedisClient } from "../../storage/redis-client.ts";
 import type { RedisScript } from "../../storage/redis-script.ts";
 import { END_EVENT } from "../../stream/event-log.ts";
 import { type CancelAction, CancelActionSchema, type Run, type RunStatus } from "../schemas.ts";
+import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, RunArchive } from "./redis-archive.ts";
 import { CANCEL, CLAIM, DELETE, ENQUEUE, FINISH, RENEW, SWEEP } from "./redis-scripts.ts";
 import type {
   CancelOutcome,
@@ -29,12 +30,19 @@ export class RedisRunStore implements RunStore {
   readonly #redis: RedisClient;
   readonly #prefix: string;
   readonly #threadKey: ((threadId: string) => string) | undefined;
+  readonly #archive: RunArchive;
 
   /** With `threadKey` (a thread's record key), runs are refused on threads that do not exist. */
-  constructor(redis: RedisClient, prefix: string, threadKey?: (threadId: string) => string) {
+  constructor(
+    redis: RedisClient,
+    prefix: string,
+    threadKey?: (threadId: string) => string,
+    archiveLimits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
+  ) {
     this.#redis = redis;
     this.#prefix = prefix;
     this.#threadKey = threadKey;
+    this.#archive = new RunArchive(redis, prefix, archiveLimits);
   }
 
   /** Channel names other parts of the run system subscribe to. */
@@ -70,14 +78,26 @@ export class RedisRunStore implements RunStore {
   async #load(runIds: string[]): Promise<Run[]> {
     if (runIds.length === 0) return [];
     const multi = this.#redis.multi();
-    for (const runId of runIds) multi.hmGet(`${this.#prefix}run:${runId}`, ["json", "status", "updated_at"]);
+    for (const runId of runIds) {
+      multi.hmGet(`${this.#prefix}run:${runId}`, ["json", "status", "updated_at", "arc", "thread_id"]);
+    }
     const replies = (await multi.execAsPipeline()) as unknown as (string | null)[][];
     const runs: Run[] = [];
-    for (const [json, status, updatedAt] of replies) {
-      if (!json || !status || !updatedAt) continue;
-      runs.push({ ...(JSON.parse(json) as StoredRun), status: status as RunStatus, updated_at: updatedAt });
+    for (const [i, [stored, status, updatedAt, archive, threadId]] of replies.entries()) {
+      // An old finished run keeps its record, and its update time, in its thread's archive.
+      const json =
+        stored ?? (archive && threadId && (await this.#archive.json(threadId, archive, runIds[i] as string)));
+      if (!json || !status) continue;
+      const run = JSON.parse(json) as StoredRun & { updated_at?: string };
+      const updated = updatedAt ?? run.updated_at;
+      if (updated) runs.push({ ...run, status: status as RunStatus, updated_at: updated });
     }
     return runs;
+  }
+
+  /** Archives the thread's old finished runs now (as finishing its runs does, in the background); false when there were too few. */
+  archive(threadId: string): Promise<boolean> {
+    return this.#archive.archive(threadId);
   }
 
   async get(runId: string): Promise<Run | undefined> {
@@ -87,10 +107,16 @@ export class RedisRunStore implements RunStore {
   async list(threadId: string, { limit, offset, status }: RunListQuery): Promise<Run[]> {
     const key = `${this.#prefix}tr:${threadId}`;
     if (!status) {
-      const ids = await this.#redis.zRange(key, offset, offset + limit - 1, { REV: true });
-      return this.#load(ids);
+      const recent = await this.#redis.zRange(key, offset, offset + limit - 1, { REV: true });
+      if (recent.length === limit) return this.#load(recent);
+      // Past the thread's recent runs: its archived ones, older than all of them.
+      const skipped = Math.max(offset - (await this.#redis.zCard(key)), 0);
+      const archived = (await this.#archive.ids(threadId)).slice(skipped, skipped + limit - recent.length);
+      // A run archived between the two reads is in both.
+      return this.#load([...new Set([...recent, ...archived])]);
     }
-    const all = await this.#load(await this.#redis.zRange(key, 0, -1, { REV: true }));
+    const ids = [...(await this.#redis.zRange(key, 0, -1, { REV: true })), ...(await this.#archive.ids(threadId))];
+    const all = await this.#load([...new Set(ids)]);
     return all.filter((run) => run.status === status).slice(offset, offset + limit);
   }
 
@@ -120,7 +146,11 @@ export class RedisRunStore implements RunStore {
   }
 
   async delete(runId: string): Promise<"deleted" | "running" | "missing"> {
-    return (await this.#eval(DELETE, [runId])) as "deleted" | "running" | "missing";
+    const reply = (await this.#eval(DELETE, [runId])) as "deleted" | "running" | "missing" | [string, string, string];
+    if (!Array.isArray(reply)) return reply;
+    const [, archive, threadId] = reply;
+    await this.#archive.forget(threadId, archive, runId);
+    return "deleted";
   }
 
   async claim(leaseMs: number): Promise<{ claimed?: ClaimedRun; nextDueAt?: number }> {
@@ -157,7 +187,11 @@ export class RedisRunStore implements RunStore {
       closing.keepSeconds,
       temporary,
     ];
-    return (await this.#eval(FINISH, args)) === 1;
+    const reply = (await this.#eval(FINISH, args)) as number | [number, string, number];
+    if (!Array.isArray(reply)) return reply === 1;
+    const [, threadId, unarchived] = reply;
+    if (unarchived >= this.#archive.due) this.#archive.archiveSoon(threadId);
+    return true;
   }
 
   async requeue(runId: string, attempt: number): Promise<void> {
