@@ -21,9 +21,12 @@ export interface DeltaHeader {
  * Deltas between two full copies. Reading a version reads its whole chain in one script call
  * (one HGET per link) and splices it in the process, so the chain is kept short: at most this
  * many deltas, and no more delta bytes in all than the value itself has (a read fetches at
- * most twice the value). A full copy every 64 versions costs 1/64 of the value per version.
+ * most twice the value). A full copy every 256 versions costs 1/256 of the value per version:
+ * the full copies of a long conversation were ~40 % of what its cold segments keep at 64, and a
+ * read that walks a chain (a process that does not hold the version) takes ~1.5 ms more at 1,000
+ * messages for the longest one (docs/design/checkpoint-layout.md).
  */
-export const MAX_CHAIN = 64;
+export const MAX_CHAIN = 256;
 
 /** Per-delta bookkeeping worth a full copy instead: its header. */
 const DELTA_OVERHEAD = 48;
