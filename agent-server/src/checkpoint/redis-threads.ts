@@ -7,6 +7,7 @@ import { readRecordsScript, readWritesScript } from "./redis-lua.ts";
 import { decodeWriteFrame, packWrites, unpackWrites } from "./redis-pack.ts";
 import { changeAtomically, Plan } from "./redis-plan.ts";
 import { blobListOf, decodeRecord, type RawRecord } from "./redis-record.ts";
+import { involvedInDelete, planThaw } from "./redis-segment-pack.ts";
 
 /** Members of a set or zset (index order), as strings. */
 export async function members(
@@ -160,8 +161,8 @@ async function planPrune(saver: RedisCheckpointer, threadId: string): Promise<Pl
  */
 export async function deleteRun(saver: RedisCheckpointer, threadId: string, runId: string): Promise<void> {
   for (const scope of await members(saver.redis, saver.keys.scopesOf(threadId))) {
-    if (await saver.cold.involvedInDelete(threadId, scope, runId)) {
-      await changeAtomically(saver.redis, saver.keys.changes(threadId), () => saver.cold.planThaw(scope));
+    if (await involvedInDelete(saver.cold, threadId, scope, runId)) {
+      await changeAtomically(saver.redis, saver.keys.changes(threadId), () => planThaw(saver.cold, scope));
     }
   }
   return changeAtomically(saver.redis, saver.keys.changes(threadId), () => planDeleteRun(saver, threadId, runId));
