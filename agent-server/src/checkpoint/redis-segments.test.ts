@@ -144,6 +144,15 @@ describe("RedisCheckpointer cold segments", () => {
       expect(JSON.parse(tuple).checkpoint.channel_values.messages?.length ?? 0).toBeGreaterThanOrEqual(0);
   });
 
+  it("leaves a scope with pending writes stored in the earlier layout as it is", async () => {
+    const { threadId, before } = await conversation(8);
+    const scope = scopeOf(threadId, "");
+    await client.sAdd(`${prefix}cp:wids:${scope}`, "an-earlier-checkpoint");
+    expect(await saver().cold.pack(threadId, scope)).toBe(false);
+    expect(await segmentsOf(threadId)).toBe(0);
+    expect(await everything(saver(), threadId)).toEqual(before);
+  });
+
   it("deleting a thread removes its segments", async () => {
     const { threadId } = await conversation(8);
     const checkpointer = saver();

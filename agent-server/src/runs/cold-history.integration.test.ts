@@ -4,12 +4,14 @@ import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisUrl } from "../../../testing/redis.ts";
 import { DEFAULT_COLD_LIMITS } from "../checkpoint/redis-segments.ts";
+import { DEFAULT_ARCHIVE_LIMITS } from "./queue/redis-archive.ts";
 import { type RunTestServer, startRunServer } from "./testing/server.ts";
 
 /**
  * A conversation long enough that its old checkpoints move into cold segments
- * (checkpoint/redis-segments.ts), read through the API: history, state at a checkpoint, copy,
- * delete, as they read before the move.
+ * (checkpoint/redis-segments.ts) and its old runs into archives (queue/redis-archive.ts), read
+ * through the API: history, state at a checkpoint, copy, runs listed, read, cancelled and
+ * deleted, as they were before the move.
  */
 
 const ask = (i: number) => ({ messages: [{ role: "human", content: `question ${i}` }] });
@@ -24,7 +26,7 @@ async function history(client: Client, threadId: string, options: { before?: str
   return states.map((state) => JSON.stringify(state));
 }
 
-describe("a conversation whose old checkpoints are in cold segments, through the API", () => {
+describe("a conversation whose old checkpoints and runs moved, through the API", () => {
   let server: RunTestServer;
   const prefix = `cold-${randomUUID().slice(0, 8)}:`;
   const redis = createClient({ url: testRedisUrl() });
@@ -74,5 +76,31 @@ describe("a conversation whose old checkpoints are in cold segments, through the
     await client.threads.delete(threadId);
     expect(await segmentKeys(threadId)).toEqual([]);
     expect(await segmentKeys(copy.thread_id)).toHaveLength(1);
+  });
+
+  it("lists, reads, cancels and deletes archived runs as it did before", async () => {
+    const { client } = server;
+    const { thread_id: threadId } = await client.threads.create();
+    const archiveKey = `${prefix}runs:arc:${threadId}`;
+    const due = DEFAULT_ARCHIVE_LIMITS.hot + DEFAULT_ARCHIVE_LIMITS.batch;
+    for (let i = 0; i < due - 1; i++) await client.runs.wait(threadId, "agent", { input: ask(i) });
+    const before = await client.runs.list(threadId, { limit: 100 });
+    expect(await redis.exists(archiveKey)).toBe(0);
+
+    await client.runs.wait(threadId, "agent", { input: ask(due) });
+    await expect.poll(() => redis.exists(archiveKey)).toBe(1);
+    const after = await client.runs.list(threadId, { limit: 100 });
+    expect(after.slice(1)).toEqual(before);
+    expect(await client.runs.list(threadId, { limit: 5, offset: 30 })).toEqual(after.slice(30, 35));
+    const oldest = before[before.length - 1] as (typeof before)[number];
+    expect(await client.runs.get(threadId, oldest.run_id)).toEqual(oldest);
+    // A finished run is left as it is (202), archived or not.
+    await client.runs.cancel(threadId, oldest.run_id);
+    expect(await client.runs.get(threadId, oldest.run_id)).toEqual(oldest);
+
+    await client.runs.delete(threadId, oldest.run_id);
+    await expect(client.runs.get(threadId, oldest.run_id)).rejects.toMatchObject({ status: 404 });
+    await client.threads.delete(threadId);
+    await expect.poll(() => redis.exists(archiveKey)).toBe(0);
   });
 });
