@@ -3,9 +3,9 @@ import { RedisScript } from "../storage/redis-script.ts";
 import { BASE_OF, CHAIN_GUARD, READ_RECORD } from "./redis-lua.ts";
 import { packWrites, unpackWrites } from "./redis-pack.ts";
 import { Plan } from "./redis-plan.ts";
+import { readRecords, withDeltaBases } from "./redis-reads.ts";
 import { blobListOf, decodeRecord, type RawRecord } from "./redis-record.ts";
 import type { ColdSegments } from "./redis-segments.ts";
-import { readRecords, withDeltaBases } from "./redis-threads.ts";
 import { encodeSegment, type Segment, segmentName } from "./segment.ts";
 
 /**

@@ -33,9 +33,10 @@ import {
 } from "./redis-layout.ts";
 import { writeFrame } from "./redis-pack.ts";
 import { DELETED_COUNTER_SECONDS } from "./redis-plan.ts";
+import { members, readWrites } from "./redis-reads.ts";
 import { decodeRecord, packRecord, type RawRecord } from "./redis-record.ts";
 import { type ColdLimits, ColdSegments, DEFAULT_COLD_LIMITS } from "./redis-segments.ts";
-import { copyThread, deleteRun, members, pruneThread, readWrites } from "./redis-threads.ts";
+import { copyThread, deleteRun, pruneThread } from "./redis-threads.ts";
 import { FastJsonPlusSerializer } from "./serde.ts";
 
 const binaryClient = (client: RedisClient) => client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
