@@ -75,16 +75,20 @@ function digestOf(records: Buffer[], writes: (Buffer | null)[]): string {
 }
 
 /** Moves all but the latest `limits.hot` checkpoints of the scope into a new segment; false when it gave up. */
-export async function packScope(segments: ColdSegments, threadId: string, scope: string): Promise<boolean> {
+/** What packing a scope came to: an earlier layout is never packed, and not tried again. */
+export type PackOutcome = "packed" | "gave up" | "earlier layout";
+
+export async function packScope(segments: ColdSegments, threadId: string, scope: string): Promise<PackOutcome> {
   const { redis, keys } = segments.saver;
+  // Scopes with pending writes stored before `cp:wp` keep the layout they have.
+  if ((await redis.sCard(keys.writeIds(scope))) > 0) return "earlier layout";
   // The versions first, then the ids: every version listed belongs to a checkpoint listed, so
   // what the hot ones read is known for each; a checkpoint put since reads newer versions (or,
   // forking from a cold one, old ones, and the script gives up).
   const fields = (await redis.hKeys(keys.blobs(scope))).map(String);
   const ids = (await redis.zRange(keys.ids(scope), 0, -1)).map(String);
   const cold = ids.slice(0, Math.max(ids.length - segments.limits.hot, 0));
-  // Scopes with pending writes stored before `cp:wp` keep the layout they have.
-  if (cold.length === 0 || (await redis.sCard(keys.writeIds(scope))) > 0) return false;
+  if (cold.length === 0) return "gave up";
   const hotIds = ids.slice(cold.length);
   const [records, hotRecords, writes] = await Promise.all([
     readRecords(
@@ -97,8 +101,9 @@ export async function packScope(segments: ColdSegments, threadId: string, scope:
     ),
     redis.hmGet(keys.packedWrites(scope), cold),
   ]);
-  // Records written before they were packed strings, or deleted meanwhile: left as they are.
-  if (!records.every((raw: RawRecord) => Buffer.isBuffer(raw))) return false;
+  // Records written before they were packed strings stay as they are; one deleted meanwhile: later.
+  if (records.some((raw: RawRecord) => raw !== null && !Buffer.isBuffer(raw))) return "earlier layout";
+  if (!records.every((raw: RawRecord) => Buffer.isBuffer(raw))) return "gave up";
   const hotFields = hotRecords.flatMap((raw) => blobListOf(raw).split("\0")).filter(Boolean);
   const keep = await withDeltaBases(segments.saver, scope, hotFields);
   const moved = fields.filter((field) => !keep.has(field));
@@ -122,7 +127,7 @@ export async function packScope(segments: ColdSegments, threadId: string, scope:
       ...[digestOf(records as Buffer[], writes), String(cold.length), ...cold, ...moved],
     ],
   );
-  return packed === 1;
+  return packed === 1 ? "packed" : "gave up";
 }
 
 /**

@@ -75,11 +75,15 @@ export interface ColdTuple {
 }
 
 const SEGMENT_CACHE_BYTES = 32 * 2 ** 20;
+/** Scopes remembered as not packable; past it the memory starts again (they are tried once more). */
+const MAX_EARLIER_LAYOUT_SCOPES = 10_000;
 
 /** A checkpointer's cold segments: reading from them and packing into them. */
 export class ColdSegments {
   readonly #cache = new SegmentCache(SEGMENT_CACHE_BYTES);
   readonly #packing = new Set<string>();
+  /** Scopes holding an earlier layout, which are never packed. */
+  readonly #earlierLayout = new Set<string>();
 
   readonly saver: RedisCheckpointer;
   readonly limits: ColdLimits;
@@ -175,7 +179,8 @@ export class ColdSegments {
 
   /** Packs the scope's oldest checkpoints once it holds enough; at most one packing per scope at a time. */
   packSoon(threadId: string, scope: string, checkpoints: number): void {
-    if (checkpoints < this.limits.hot + this.limits.segment || this.#packing.has(scope)) return;
+    if (checkpoints < this.limits.hot + this.limits.segment) return;
+    if (this.#packing.has(scope) || this.#earlierLayout.has(scope)) return;
     this.#packing.add(scope);
     // Off the put's path; one that gives up or fails (a write came in between, Redis went away)
     // leaves everything where it was, and the scope's next put tries again.
@@ -184,8 +189,14 @@ export class ColdSegments {
       .finally(() => this.#packing.delete(scope));
   }
 
-  /** Moves all but the latest `limits.hot` checkpoints of the scope into a new segment; false when it gave up. */
-  pack(threadId: string, scope: string): Promise<boolean> {
-    return packScope(this, threadId, scope);
+  /** Moves all but the latest `limits.hot` checkpoints of the scope into a new segment; false when it did not. */
+  async pack(threadId: string, scope: string): Promise<boolean> {
+    const outcome = await packScope(this, threadId, scope);
+    if (outcome === "earlier layout") {
+      // Not read again on every put of such a thread (each attempt reads all its checkpoints).
+      if (this.#earlierLayout.size >= MAX_EARLIER_LAYOUT_SCOPES) this.#earlierLayout.clear();
+      this.#earlierLayout.add(scope);
+    }
+    return outcome === "packed";
   }
 }
