@@ -1,5 +1,7 @@
 import type { Config } from "@langchain/langgraph-sdk";
+import { createClient } from "redis";
 import { describe, expect, it } from "vitest";
+import { testRedisUrl } from "../../testing/redis.ts";
 import { agentsProject, collect, outcome, sdkSuites, threadState, useCompatServers } from "./harness.ts";
 
 /** Interrupts and commands, run config as clients send it, and state objects sent back as they came. */
@@ -178,5 +180,54 @@ sdkSuites.concurrent((sdk) => {
       ]);
       expect((await client.threads.getState(thread.thread_id)).values).toEqual({ count: 3, log: [] });
     });
+  });
+});
+
+sdkSuites.concurrent((sdk) => {
+  it("a conversation long enough that ours packs its old checkpoints and archives its old runs", async () => {
+    // 45 runs of the counter: several checkpoints each, past both thresholds
+    // (checkpoint/redis-segments.ts, runs/queue/redis-archive.ts); the first packs and
+    // archives are done long before the reads below.
+    let ours = "";
+    await servers.compare(sdk, async ({ client, server }) => {
+      const { thread_id: id } = await client.threads.create();
+      if (server.kind === "ours") ours = id;
+      // Queued at once and run one after the other (the reference's wait takes ~0.5 s a run).
+      let last = "";
+      for (let i = 0; i < 45; i++) {
+        const run = await client.runs.create(id, "counter", {
+          input: {},
+          metadata: { turn: i },
+          multitaskStrategy: "enqueue",
+        });
+        last = run.run_id;
+      }
+      await client.runs.join(id, last);
+      const states = await client.threads.getHistory(id, { limit: 1000 });
+      const idAt = (index: number) => states[index]?.checkpoint.checkpoint_id as string;
+      // The reference takes `before` as a checkpoint id only, not the config the SDK's type says.
+      const old = await client.threads.getHistory(id, { limit: 3, before: idAt(100) as never });
+      const atOldest = threadState(await client.threads.getState(id, idAt(states.length - 2)));
+      // Oldest first: the reference lists runs in the order it stored them, ours newest first.
+      const runs = (await client.runs.list(id, { limit: 100 })).sort((a, b) =>
+        a.created_at.localeCompare(b.created_at),
+      );
+      const first = await client.runs.get(id, (runs[0] as { run_id: string }).run_id);
+      return {
+        count: states.length,
+        history: states.map(threadState),
+        old: old.map(threadState),
+        atOldest,
+        runs,
+        first,
+      };
+    });
+    // Ours answered from segments and archives, not from keys that were never moved.
+    const redis = createClient({ url: testRedisUrl() });
+    await redis.connect();
+    const moved = async (pattern: string) => (await redis.keys(pattern)).length;
+    expect(await moved(`compat-*cp:seg:*${ours}*`)).toBe(1);
+    expect(await moved(`compat-*runs:arc:${ours}`)).toBe(1);
+    await redis.quit();
   });
 });
