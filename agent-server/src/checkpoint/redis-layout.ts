@@ -63,7 +63,7 @@ export class CheckpointKeys {
     return `${this.base}w:${scope}:`;
   }
 
-  /** Pending writes of every checkpoint of the scope, a field per checkpoint (`packWrites`). */
+  /** Pending writes of every checkpoint of the scope, a field per checkpoint (`packEntries`). */
   packedWrites(scope: string): string {
     return `${this.base}wp:${scope}`;
   }

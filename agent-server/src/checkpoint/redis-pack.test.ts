@@ -6,9 +6,9 @@ import {
   decodeWriteFrame,
   isPacked,
   pack,
-  packWrites,
+  packEntries,
   unpack,
-  unpackWrites,
+  unpackEntries,
   writeFrame,
 } from "./redis-pack.ts";
 
@@ -66,7 +66,9 @@ describe("packed values", () => {
       ["task-b\u00001", writeFrame({ channel: "a", type: "json", task_path: "" }, message)],
       ["task-a\u00000", Buffer.from([0, 58, 255, 10])],
     ];
-    expect(unpackWrites(packWrites(entries))).toEqual(entries);
-    expect(unpackWrites(Buffer.alloc(0))).toEqual([]);
+    expect(unpackEntries(packEntries(entries))).toEqual(entries);
+    expect(unpackEntries(Buffer.alloc(0))).toEqual([]);
+    expect(() => unpackEntries(Buffer.from("9:ab"))).toThrow(/corrupt packed entries at byte 0/);
+    expect(() => unpackEntries(Buffer.from("ab"))).toThrow(/corrupt packed entries/);
   });
 });

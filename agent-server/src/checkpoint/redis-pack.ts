@@ -99,27 +99,33 @@ export function decodeWriteFrame(frame: Buffer): { header: WriteHeader; payload:
 }
 
 /**
- * A checkpoint's pending writes as its field of `cp:wp` holds them: `<length>:<field><length>:<frame>`
- * per write, in the order they were stored (the scripts of `redis-layout.ts` read and extend it).
+ * Key/value entries, length-prefixed: `<length>:<key><length>:<value>` each, in order. A
+ * checkpoint's pending writes as its field of `cp:wp` holds them (key: the write's field, value:
+ * its frame; the scripts of `redis-layout.ts` read and extend it), and a cold segment's entries
+ * before it is deflated (`segment.ts`).
  */
-export function packWrites(entries: readonly (readonly [string, Buffer])[]): Buffer {
+export function packEntries(entries: readonly (readonly [string, Buffer])[]): Buffer {
   return Buffer.concat(
-    entries.flatMap(([field, frame]) => {
-      const name = Buffer.from(field);
-      return [Buffer.from(`${name.length}:`), name, Buffer.from(`${frame.length}:`), frame];
+    entries.flatMap(([key, value]) => {
+      const name = Buffer.from(key);
+      return [Buffer.from(`${name.length}:`), name, Buffer.from(`${value.length}:`), value];
     }),
   );
 }
 
-export function unpackWrites(value: Buffer): [string, Buffer][] {
+/** The entries `packEntries` wrote; throws on bytes it did not write (`what` names them). */
+export function unpackEntries(bytes: Buffer, what = "packed entries"): [string, Buffer][] {
   const entries: [string, Buffer][] = [];
-  let position = 0;
+  let at = 0;
   const next = () => {
-    const colon = value.indexOf(0x3a, position);
-    const end = colon + 1 + Number(value.subarray(position, colon).toString());
-    position = end;
-    return value.subarray(colon + 1, end);
+    const colon = bytes.indexOf(0x3a, at);
+    const length = Number(bytes.toString("latin1", at, colon));
+    if (colon < 0 || !Number.isSafeInteger(length) || colon + 1 + length > bytes.length) {
+      throw new Error(`corrupt ${what} at byte ${at}`);
+    }
+    at = colon + 1 + length;
+    return bytes.subarray(colon + 1, at);
   };
-  while (position < value.length) entries.push([next().toString(), next()]);
+  while (at < bytes.length) entries.push([next().toString(), next()]);
   return entries;
 }

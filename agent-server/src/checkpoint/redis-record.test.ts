@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { RedisCheckpointer } from "./redis.ts";
 import { scopeOf } from "./redis-layout.ts";
-import { unpackWrites } from "./redis-pack.ts";
+import { unpackEntries } from "./redis-pack.ts";
 import { decodeRecord, packRecord } from "./redis-record.ts";
 import { FastJsonPlusSerializer } from "./serde.ts";
 
@@ -88,7 +88,7 @@ describe("checkpoint records written in the hash layout", () => {
     const scope = scopeOf(threadId, "");
     for (const id of await client.zRange(saver.keys.ids(scope), 0, -1)) {
       const packed = await saver.redis.hGet(saver.keys.packedWrites(scope), id);
-      for (const [field, frame] of packed ? unpackWrites(packed) : []) {
+      for (const [field, frame] of packed ? unpackEntries(packed) : []) {
         await saver.redis.hSet(saver.keys.writes(scope, id), field, frame);
         await client.sAdd(saver.keys.writeIds(scope), id);
       }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { RedisScript } from "../storage/redis-script.ts";
 import { BASE_OF, CHAIN_GUARD, READ_RECORD } from "./redis-lua.ts";
-import { packWrites, unpackWrites } from "./redis-pack.ts";
+import { packEntries, unpackEntries } from "./redis-pack.ts";
 import { Plan } from "./redis-plan.ts";
 import { readRecords, withDeltaBases } from "./redis-reads.ts";
 import { blobListOf, decodeRecord, type RawRecord } from "./redis-record.ts";
@@ -171,9 +171,9 @@ export async function planThaw(segments: ColdSegments, scope: string): Promise<P
     for (const [id, raw] of segment.records) plan.set(keys.checkpoint(scope, id), raw).zAdd(keys.ids(scope), id);
     for (const [id, packed] of segment.writes) {
       const hot = await redis.hGet(keys.packedWrites(scope), id);
-      const merged = new Map(unpackWrites(packed));
-      for (const [field, frame] of hot ? unpackWrites(hot) : []) merged.set(field, frame);
-      plan.hSet(keys.packedWrites(scope), id, packWrites([...merged]));
+      const merged = new Map(unpackEntries(packed));
+      for (const [field, frame] of hot ? unpackEntries(hot) : []) merged.set(field, frame);
+      plan.hSet(keys.packedWrites(scope), id, packEntries([...merged]));
     }
     for (const [field, frame] of segment.blobs) plan.hSet(keys.blobs(scope), field, frame);
   }

@@ -2,7 +2,7 @@ import type { DeltaHeader } from "./deltas.ts";
 import type { RedisCheckpointer } from "./redis.ts";
 import { decodeFrame } from "./redis-layout.ts";
 import { CHAIN_GUARD } from "./redis-lua.ts";
-import { unpackWrites } from "./redis-pack.ts";
+import { unpackEntries } from "./redis-pack.ts";
 import { blobListOf } from "./redis-record.ts";
 import { packScope } from "./redis-segment-pack.ts";
 import { decodeSegment, firstOf, lastOf, type Segment } from "./segment.ts";
@@ -132,9 +132,9 @@ export class ColdSegments {
       // Pending writes put since it was packed (a run resumed from it) are in its hot field.
       const hot = await this.saver.redis.hGet(this.saver.keys.packedWrites(scope), id);
       const entries = new Map<string, Buffer>(
-        segment.writes.has(id) ? unpackWrites(segment.writes.get(id) as Buffer) : [],
+        segment.writes.has(id) ? unpackEntries(segment.writes.get(id) as Buffer) : [],
       );
-      for (const [field, frame] of hot ? unpackWrites(hot) : []) entries.set(field, frame);
+      for (const [field, frame] of hot ? unpackEntries(hot) : []) entries.set(field, frame);
       const fields = blobListOf(raw).split("\0").filter(Boolean);
       const chains = await Promise.all(fields.map((field) => this.#chain(scope, names, segment, field)));
       return { raw, writes: [...entries], chains };
@@ -172,7 +172,7 @@ export class ColdSegments {
     for (const name of await this.names(scope)) {
       if (id < firstOf(name) || id > lastOf(name)) continue;
       const packed = (await this.segment(scope, name))?.writes.get(id);
-      if (packed) return unpackWrites(packed);
+      if (packed) return unpackEntries(packed);
     }
     return [];
   }

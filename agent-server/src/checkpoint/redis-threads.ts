@@ -2,7 +2,7 @@ import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { latestId, namespacesToKeep } from "./prune.ts";
 import type { RedisCheckpointer } from "./redis.ts";
 import { copySnapshotScript, namespaceOfScope, parseWriteField, scopeOf } from "./redis-layout.ts";
-import { decodeWriteFrame, packWrites, unpackWrites } from "./redis-pack.ts";
+import { decodeWriteFrame, packEntries, unpackEntries } from "./redis-pack.ts";
 import { changeAtomically, Plan } from "./redis-plan.ts";
 import { members, readRecords, readWrites, withDeltaBases } from "./redis-reads.ts";
 import { blobListOf, decodeRecord } from "./redis-record.ts";
@@ -174,10 +174,10 @@ async function planDeleteRun(saver: RedisCheckpointer, threadId: string, runId: 
       .map(([field]) => field);
     if (runWrites.length > 0) changes.hDel(saver.keys.writes(scope, newest), runWrites);
     const packed = await saver.redis.hGet(saver.keys.packedWrites(scope), newest);
-    const entries = packed ? unpackWrites(packed) : [];
+    const entries = packed ? unpackEntries(packed) : [];
     const others = entries.filter(([, frame]) => !ofRun(frame));
     if (others.length === 0 && entries.length > 0) changes.hDel(saver.keys.packedWrites(scope), [newest]);
-    else if (others.length < entries.length) changes.hSet(saver.keys.packedWrites(scope), newest, packWrites(others));
+    else if (others.length < entries.length) changes.hSet(saver.keys.packedWrites(scope), newest, packEntries(others));
     if (kept.length < ids.length) {
       const needed = await withDeltaBases(saver, scope, keptBlobs);
       const stale = (await saver.redis.hKeys(saver.keys.blobs(scope)))

@@ -37,8 +37,8 @@ describe("cold segment format", () => {
       blobs: new Map(),
     }).subarray(0, 5);
     expect(() => decodeSegment(truncated)).toThrow();
-    expect(() => decodeSegment(deflateRawSync(Buffer.from("q1:a1:b")))).toThrow(/entry kind q/);
-    expect(() => decodeSegment(deflateRawSync(Buffer.from("c1:a9:b")))).toThrow(/corrupt checkpoint segment/);
+    expect(() => decodeSegment(deflateRawSync(Buffer.from("2:qa1:b")))).toThrow(/entry kind q/);
+    expect(() => decodeSegment(deflateRawSync(Buffer.from("2:ca9:b")))).toThrow(/corrupt checkpoint segment/);
   });
 
   it("names a segment by its id range, and a rewrite of the same range differently", () => {

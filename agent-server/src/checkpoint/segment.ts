@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { packEntries, unpackEntries } from "./redis-pack.ts";
 
 /**
  * A cold segment: the records, pending writes and channel versions of a run of old checkpoints
@@ -8,9 +9,9 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
  * in a few digits), so together they deflate ~8×, where one alone deflates ~3× for a setup cost
  * that outweighs it (docs/design/checkpoint-layout.md).
  *
- * The bytes: entries `<kind><length>:<key><length>:<value>`, kind `c` a record (key: checkpoint
- * id), `w` a checkpoint's packed pending writes (key: checkpoint id), `b` a channel version's
- * frame (key: its blob field), deflated whole.
+ * The bytes: entries as `packEntries` writes them, each key led by its kind: `c` a record (then
+ * its checkpoint id), `w` a checkpoint's packed pending writes (then its checkpoint id), `b` a
+ * channel version's frame (then its blob field); deflated whole.
  */
 export interface Segment {
   /** Checkpoint id → record, as stored under `cp:c:<scope>:<id>` (a packed string). */
@@ -28,35 +29,19 @@ type Kind = keyof typeof KINDS;
 const LEVEL = 9;
 
 export function encodeSegment(segment: Segment): Buffer {
-  const parts: Buffer[] = [];
+  const entries: [string, Buffer][] = [];
   for (const kind of Object.keys(KINDS) as Kind[]) {
-    for (const [key, value] of segment[KINDS[kind]]) {
-      const keyBytes = Buffer.from(key);
-      parts.push(Buffer.from(`${kind}${keyBytes.length}:`), keyBytes, Buffer.from(`${value.length}:`), value);
-    }
+    for (const [key, value] of segment[KINDS[kind]]) entries.push([`${kind}${key}`, value]);
   }
-  return deflateRawSync(Buffer.concat(parts), { level: LEVEL });
+  return deflateRawSync(packEntries(entries), { level: LEVEL });
 }
 
 export function decodeSegment(stored: Buffer): Segment {
-  const bytes = inflateRawSync(stored);
   const segment: Segment = { records: new Map(), writes: new Map(), blobs: new Map() };
-  let at = 0;
-  const part = () => {
-    const colon = bytes.indexOf(0x3a, at);
-    const length = Number(bytes.toString("latin1", at, colon));
-    if (colon < 0 || !Number.isSafeInteger(length) || colon + 1 + length > bytes.length) {
-      throw new Error(`corrupt checkpoint segment at byte ${at}`);
-    }
-    at = colon + 1 + length;
-    return bytes.subarray(colon + 1, at);
-  };
-  while (at < bytes.length) {
-    const kind = String.fromCharCode(bytes[at++] as number) as Kind;
-    const map = KINDS[kind];
-    if (!map) throw new Error(`corrupt checkpoint segment: entry kind ${kind}`);
-    const key = part().toString();
-    segment[map].set(key, part());
+  for (const [key, value] of unpackEntries(inflateRawSync(stored), "checkpoint segment")) {
+    const map = KINDS[key[0] as Kind];
+    if (!map) throw new Error(`corrupt checkpoint segment: entry kind ${key[0]}`);
+    segment[map].set(key.slice(1), value);
   }
   return segment;
 }
