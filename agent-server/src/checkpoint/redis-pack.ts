@@ -129,3 +129,13 @@ export function unpackEntries(bytes: Buffer, what = "packed entries"): [string, 
   while (at < bytes.length) entries.push([next().toString(), next()]);
   return entries;
 }
+
+/**
+ * A packed checkpoint's pending writes: those packed with it, and those put on it since (a run
+ * resumed from it), which are in its `cp:wp` field and replace a packed one of the same field.
+ */
+export function withLaterWrites(packed: Buffer | undefined, later: Buffer | null): [string, Buffer][] {
+  const entries = new Map(packed ? unpackEntries(packed) : []);
+  for (const [field, frame] of later ? unpackEntries(later) : []) entries.set(field, frame);
+  return [...entries];
+}

@@ -121,3 +121,8 @@ export async function decodeRecord(
   const checkpoint = { v, id, ts, channel_values: {}, ...versions, ...rest } as unknown as Checkpoint;
   return { checkpoint, metadata: metadata as CheckpointMetadata, parentId: header.p, blobList };
 }
+
+/** The run a raw record's checkpoint belongs to (its metadata's `run_id`), if any. */
+export async function runIdOfRecord(serde: SerializerProtocol, threadId: string, id: string, raw: RawRecord) {
+  return ((await decodeRecord(serde, threadId, id, raw))?.metadata as { run_id?: unknown } | undefined)?.run_id;
+}

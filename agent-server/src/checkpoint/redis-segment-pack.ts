@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { RedisScript } from "../storage/redis-script.ts";
 import { BASE_OF, CHAIN_GUARD, READ_RECORD } from "./redis-lua.ts";
-import { packEntries, unpackEntries } from "./redis-pack.ts";
+import { packEntries, withLaterWrites } from "./redis-pack.ts";
 import { Plan } from "./redis-plan.ts";
 import { readRecords, withDeltaBases } from "./redis-reads.ts";
-import { blobListOf, decodeRecord, type RawRecord } from "./redis-record.ts";
+import { blobListOf, type RawRecord, runIdOfRecord } from "./redis-record.ts";
 import type { ColdSegments } from "./redis-segments.ts";
 import { encodeSegment, type Segment, segmentName } from "./segment.ts";
 
@@ -143,9 +143,7 @@ export async function involvedInDelete(
 ): Promise<boolean> {
   const names = await segments.names(scope);
   if (names.length === 0) return false;
-  const runOf = async (id: string, raw: RawRecord) =>
-    ((await decodeRecord(segments.saver.serde, threadId, id, raw))?.metadata as { run_id?: unknown } | undefined)
-      ?.run_id;
+  const runOf = (id: string, raw: RawRecord) => runIdOfRecord(segments.saver.serde, threadId, id, raw);
   for (const name of names) {
     for (const [id, raw] of (await segments.segment(scope, name))?.records ?? []) {
       if ((await runOf(id, raw)) === runId) return true;
@@ -171,9 +169,7 @@ export async function planThaw(segments: ColdSegments, scope: string): Promise<P
     for (const [id, raw] of segment.records) plan.set(keys.checkpoint(scope, id), raw).zAdd(keys.ids(scope), id);
     for (const [id, packed] of segment.writes) {
       const hot = await redis.hGet(keys.packedWrites(scope), id);
-      const merged = new Map(unpackEntries(packed));
-      for (const [field, frame] of hot ? unpackEntries(hot) : []) merged.set(field, frame);
-      plan.hSet(keys.packedWrites(scope), id, packEntries([...merged]));
+      plan.hSet(keys.packedWrites(scope), id, packEntries(withLaterWrites(packed, hot)));
     }
     for (const [field, frame] of segment.blobs) plan.hSet(keys.blobs(scope), field, frame);
   }

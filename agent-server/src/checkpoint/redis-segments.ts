@@ -1,8 +1,9 @@
+import { LruCache } from "../storage/lru-cache.ts";
 import type { DeltaHeader } from "./deltas.ts";
 import type { RedisCheckpointer } from "./redis.ts";
 import { decodeFrame } from "./redis-layout.ts";
 import { CHAIN_GUARD } from "./redis-lua.ts";
-import { unpackEntries } from "./redis-pack.ts";
+import { unpackEntries, withLaterWrites } from "./redis-pack.ts";
 import { blobListOf } from "./redis-record.ts";
 import { packScope } from "./redis-segment-pack.ts";
 import { decodeSegment, firstOf, lastOf, type Segment } from "./segment.ts";
@@ -35,36 +36,13 @@ export interface ColdLimits {
  */
 export const DEFAULT_COLD_LIMITS: ColdLimits = { hot: 12, segment: 48 };
 
-/** Decoded segments this process read, least recently used first; bounded by their bytes. */
-class SegmentCache {
-  readonly #entries = new Map<string, { segment: Segment; bytes: number }>();
-  #bytes = 0;
-  readonly #budget: number;
-
-  constructor(budget: number) {
-    this.#budget = budget;
+/** The bytes a decoded segment holds, which its cache is bounded by. */
+function segmentBytes(segment: Segment): number {
+  let bytes = 0;
+  for (const map of [segment.records, segment.writes, segment.blobs]) {
+    for (const value of map.values()) bytes += value.length;
   }
-
-  get(key: string): Segment | undefined {
-    const entry = this.#entries.get(key);
-    if (!entry) return undefined;
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
-    return entry.segment;
-  }
-
-  set(key: string, segment: Segment): void {
-    let bytes = 0;
-    for (const map of [segment.records, segment.writes, segment.blobs])
-      for (const value of map.values()) bytes += value.length;
-    this.#entries.set(key, { segment, bytes });
-    this.#bytes += bytes;
-    for (const [oldest, entry] of this.#entries) {
-      if (this.#bytes <= this.#budget || oldest === key) break;
-      this.#entries.delete(oldest);
-      this.#bytes -= entry.bytes;
-    }
-  }
+  return bytes;
 }
 
 /** What a checkpoint read needs, as `loadTupleScript` returns it for a hot one. */
@@ -80,7 +58,8 @@ const MAX_EARLIER_LAYOUT_SCOPES = 10_000;
 
 /** A checkpointer's cold segments: reading from them and packing into them. */
 export class ColdSegments {
-  readonly #cache = new SegmentCache(SEGMENT_CACHE_BYTES);
+  /** Decoded segments this process read: a segment never changes (a rewrite has a new name). */
+  readonly #cache = new LruCache<Segment>(SEGMENT_CACHE_BYTES, segmentBytes);
   readonly #packing = new Set<string>();
   /** Scopes holding an earlier layout, which are never packed. */
   readonly #earlierLayout = new Set<string>();
@@ -131,13 +110,9 @@ export class ColdSegments {
       if (!segment || !raw) continue;
       // Pending writes put since it was packed (a run resumed from it) are in its hot field.
       const hot = await this.saver.redis.hGet(this.saver.keys.packedWrites(scope), id);
-      const entries = new Map<string, Buffer>(
-        segment.writes.has(id) ? unpackEntries(segment.writes.get(id) as Buffer) : [],
-      );
-      for (const [field, frame] of hot ? unpackEntries(hot) : []) entries.set(field, frame);
       const fields = blobListOf(raw).split("\0").filter(Boolean);
       const chains = await Promise.all(fields.map((field) => this.#chain(scope, names, segment, field)));
-      return { raw, writes: [...entries], chains };
+      return { raw, writes: withLaterWrites(segment.writes.get(id), hot), chains };
     }
     return undefined;
   }

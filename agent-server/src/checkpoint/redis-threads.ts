@@ -5,7 +5,7 @@ import { copySnapshotScript, namespaceOfScope, parseWriteField, scopeOf } from "
 import { decodeWriteFrame, packEntries, unpackEntries } from "./redis-pack.ts";
 import { changeAtomically, Plan } from "./redis-plan.ts";
 import { members, readRecords, readWrites, withDeltaBases } from "./redis-reads.ts";
-import { blobListOf, decodeRecord } from "./redis-record.ts";
+import { blobListOf, runIdOfRecord } from "./redis-record.ts";
 import { involvedInDelete, planThaw } from "./redis-segment-pack.ts";
 
 /**
@@ -147,8 +147,7 @@ async function planDeleteRun(saver: RedisCheckpointer, threadId: string, runId: 
     const keptBlobs = new Set<string>();
     for (const [index, raw] of records.entries()) {
       const id = ids[index] as string;
-      const metadata = ((await decodeRecord(saver.serde, threadId, id, raw))?.metadata ?? {}) as { run_id?: unknown };
-      if (metadata.run_id === runId) {
+      if ((await runIdOfRecord(saver.serde, threadId, id, raw)) === runId) {
         changes
           .unlink([saver.keys.checkpoint(scope, id), saver.keys.writes(scope, id)])
           .zRem(saver.keys.ids(scope), id)

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { RESP_TYPES } from "redis";
+import { LruCache } from "../../storage/lru-cache.ts";
 import type { RedisClient } from "../../storage/redis-client.ts";
 import { RedisScript } from "../../storage/redis-script.ts";
 
@@ -70,7 +71,7 @@ function decode(archive: Buffer): Map<string, string> {
   return new Map(Object.entries(runs).map(([id, run]) => [id, JSON.stringify(run)]));
 }
 
-/** Decoded archives a process read, least recently used first. */
+/** Decoded archives a process keeps. */
 const CACHED_ARCHIVES = 64;
 /** A rewrite racing another gives up and reads again, this many times. */
 const MAX_REWRITES = 20;
@@ -81,7 +82,8 @@ export class RunArchive {
   readonly #binary: ReturnType<typeof binaryClient>;
   readonly #prefix: string;
   readonly #limits: ArchiveLimits;
-  readonly #cache = new Map<string, Map<string, string>>();
+  /** Decoded archives this process read. */
+  readonly #cache = new LruCache<Map<string, string>>(CACHED_ARCHIVES);
   readonly #archiving = new Set<string>();
 
   constructor(redis: RedisClient, prefix: string, limits: ArchiveLimits) {
@@ -108,18 +110,12 @@ export class RunArchive {
   /** An archive's runs (id → json, in arrival order), decoded once per process. */
   async #runs(threadId: string, name: string): Promise<Map<string, string> | undefined> {
     const cacheKey = `${threadId}\n${name}`;
-    let runs = this.#cache.get(cacheKey);
-    if (runs) this.#cache.delete(cacheKey);
-    else {
-      const archive = await this.#read(threadId, name);
-      if (!archive) return undefined;
-      runs = decode(archive);
-    }
+    const cached = this.#cache.get(cacheKey);
+    if (cached) return cached;
+    const archive = await this.#read(threadId, name);
+    if (!archive) return undefined;
+    const runs = decode(archive);
     this.#cache.set(cacheKey, runs);
-    for (const oldest of this.#cache.keys()) {
-      if (this.#cache.size <= CACHED_ARCHIVES) break;
-      this.#cache.delete(oldest);
-    }
     return runs;
   }
 
