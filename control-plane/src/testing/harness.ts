@@ -14,6 +14,7 @@ import {
 } from "@agentplane/crds";
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { SignJWT } from "jose";
+import { expect } from "vitest";
 import { startKubeApiServer } from "../../../testing/kube-apiserver/server.ts";
 import { type RunningControlPlane, startControlPlane } from "../app.ts";
 import type { ControlPlaneConfig, NamespaceLayout } from "../config.ts";
@@ -58,6 +59,23 @@ export interface ApiResponse {
   status: number;
   /** Parsed JSON (asserted field by field in tests), or the raw text. */
   body: any;
+}
+
+/**
+ * A refusal as every control-plane 4xx answers: `status`, and for 422 validation issues
+ * `{loc, msg, type}` (the first at `loc` when given), else `{detail: "..."}`.
+ */
+export function expectRefusal(res: ApiResponse, status: number, loc?: readonly unknown[]): void {
+  expect(res.status, JSON.stringify(res.body).slice(0, 2000)).toBe(status);
+  if (status !== 422) {
+    expect(res.body).toEqual({ detail: expect.any(String) });
+    return;
+  }
+  expect(res.body.detail.length).toBeGreaterThan(0);
+  for (const issue of res.body.detail) {
+    expect(issue).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
+  }
+  if (loc) expect(res.body.detail[0].loc).toEqual(loc);
 }
 
 export async function call(
