@@ -52,6 +52,8 @@ export interface KnownVersion {
    * objects (`message-texts.ts`): read again, while they are unchanged, instead of decoding.
    */
   items?: readonly object[];
+  /** With `items`: each item's stored text (the bytes are these, joined), which never changes. */
+  itemTexts?: readonly Buffer[];
 }
 
 /** Below this many bytes, ranges are compared a byte at a time. */
@@ -206,6 +208,7 @@ export class KnownVersions {
   dropItems(version: KnownVersion): void {
     if (this.#withItems.delete(version)) this.#itemsHeap -= itemsHeap(version);
     delete version.items;
+    delete version.itemTexts;
   }
 
   delete(scope: string, channel: string): void {

@@ -103,10 +103,13 @@ describe("remembered message texts", () => {
     const fast = new FastJsonPlusSerializer();
     const messages = conversation();
     const [, bytes] = await fast.dumpsTyped(messages);
-    const items = itemsOf(bytes);
-    expect(items).toEqual(messages);
+    const list = itemsOf(bytes);
+    expect(list?.items).toEqual(messages);
     // A copy: the graph changing its list afterwards does not change what was serialised.
-    expect(items).not.toBe(messages);
+    expect(list?.items).not.toBe(messages);
+    // The list's bytes are the items' texts, joined.
+    expect(`[${list?.texts.map(String).join(",")}]`).toBe(Buffer.from(bytes).toString());
+    expect(list?.texts.map((text) => JSON.parse(String(text)).kwargs.id)).toEqual(messages.map((m) => m.id));
     const [, mixed] = await fast.dumpsTyped([...messages, { plain: true }]);
     expect(itemsOf(mixed)).toBeUndefined();
     const withDate = conversation();

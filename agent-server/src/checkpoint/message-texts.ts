@@ -81,8 +81,15 @@ export interface TextCodec {
 
 const remembered = new WeakMap<object, Remembered>();
 
-/** The items a serialised list was made of, keyed by the bytes, for `itemsOf`. */
-const listItems = new WeakMap<Uint8Array, readonly object[]>();
+/** A serialised list of remembered objects: their loaded forms and their texts, keyed by the list's bytes. */
+export interface ListItems {
+  /** The loaded forms of the items (`itemsOf`). */
+  items: readonly object[];
+  /** Each item's serialised text: the list's bytes are these, joined. */
+  texts: readonly Buffer[];
+}
+
+const listItems = new WeakMap<Uint8Array, ListItems>();
 
 /** Nesting beyond this is not copied (the object is then never remembered). */
 const MAX_DEPTH = 32;
@@ -206,13 +213,13 @@ export function rememberText(item: object, text: string, codec: TextCodec): bool
   return true;
 }
 
-/** Records that loading `bytes` gives a list of these (loaded forms of remembered objects). */
-export function recordListItems(bytes: Uint8Array, items: readonly object[]): void {
+/** Records that loading `bytes` gives a list of `items` (loaded forms of remembered objects, with their texts). */
+export function recordListItems(bytes: Uint8Array, items: ListItems): void {
   listItems.set(bytes, items);
 }
 
-/** The loaded forms of the items `bytes` were serialised from, when all of them were remembered. */
-export function itemsOf(bytes: Uint8Array): readonly object[] | undefined {
+/** The items `bytes` were serialised from and their texts, when all of them were remembered. */
+export function itemsOf(bytes: Uint8Array): ListItems | undefined {
   return listItems.get(bytes);
 }
 

@@ -16,8 +16,9 @@ export interface BlobWrite {
   /** The known version the frame is a delta against, and the delta's payload bytes. */
   base?: KnownVersion;
   deltaBytes?: number;
-  /** The objects a list value was serialised from (`KnownVersion.items`). */
+  /** The objects a list value was serialised from, and their texts (`KnownVersion.items`, `itemTexts`). */
   items?: readonly object[];
+  itemTexts?: readonly Buffer[];
 }
 
 export interface WriteHeader {
@@ -52,15 +53,13 @@ export async function encodeBlob(
   }
   const [blobType, serializedValue] = await serde.dumpsTyped(values[channel]);
   const bytes = Buffer.from(serializedValue.buffer, serializedValue.byteOffset, serializedValue.byteLength);
-  const items = itemsOf(serializedValue);
+  const list = itemsOf(serializedValue);
+  const stored = { channel, field, type: blobType, bytes, items: list?.items, itemTexts: list?.texts };
   const base = known.get(scope, channel);
   const delta = base && base.field !== field ? deltaAgainst(base, blobType, bytes) : undefined;
   return delta
-    ? {
-        ...{ channel, field, type: blobType, bytes, base, deltaBytes: delta.payload.length, items },
-        frame: blobFrame(delta.header, delta.payload),
-      }
-    : { channel, field, type: blobType, bytes, items, frame: blobFrame({ type: blobType }, bytes) };
+    ? { ...stored, base, deltaBytes: delta.payload.length, frame: blobFrame(delta.header, delta.payload) }
+    : { ...stored, frame: blobFrame({ type: blobType }, bytes) };
 }
 
 /** Deltas whose base was removed since this process saw it are sent again as full copies. */
@@ -75,12 +74,12 @@ export function asFullCopies(blobs: BlobWrite[], missing: Set<string>): void {
 
 /** The versions just stored become the bases of this process's next deltas. */
 export function rememberStored(known: KnownVersions, scope: string, blobs: BlobWrite[]): void {
-  for (const { channel, field, type, bytes, base, deltaBytes = 0, items } of blobs) {
+  for (const { channel, field, type, bytes, base, deltaBytes = 0, items, itemTexts } of blobs) {
     if (type === "empty") known.delete(scope, channel);
-    else if (!base) known.set(scope, channel, { field, type, bytes, depth: 0, chainBytes: 0, items });
+    else if (!base) known.set(scope, channel, { field, type, bytes, depth: 0, chainBytes: 0, items, itemTexts });
     else {
       const chainBytes = base.chainBytes + deltaBytes;
-      known.set(scope, channel, { field, type, bytes, depth: base.depth + 1, chainBytes, items });
+      known.set(scope, channel, { field, type, bytes, depth: base.depth + 1, chainBytes, items, itemTexts });
     }
   }
 }

@@ -16,12 +16,14 @@ import {
 import { RESP_TYPES } from "redis";
 import { leaseKeys } from "../runs/queue/redis-scripts.ts";
 import { jsonContains } from "../storage/json-match.ts";
+import { LruCache } from "../storage/lru-cache.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
-import type { ThreadCheckpointer } from "../storage/types.ts";
+import type { StoredCheckpointRef, ThreadCheckpointer } from "../storage/types.ts";
 import { type KnownVersion, KnownVersions } from "./deltas.ts";
 import { checkpointMetadata, leaseOf, runIdOf, TaskWritesTracker } from "./metadata.ts";
 import { asFullCopies, decodeBlobs, encodeBlob, orderedWrites, pairs, rememberStored } from "./redis-codec.ts";
 import {
+  blobField,
   CheckpointKeys,
   deleteThreadScript,
   loadTupleScript,
@@ -46,6 +48,8 @@ type BinaryClient = ReturnType<typeof binaryClient>;
 type TupleReply = [Buffer, RawRecord, Buffer[], Buffer[][]];
 
 const LIST_PAGE = 64;
+/** Checkpoints whose channel versions `storedItemTexts` remembers: the latest of many threads. */
+const RECENT_PUTS = 1024;
 
 const missingThreadId = (what: string) =>
   new Error(`Failed to ${what}: config.configurable.thread_id is required to know which thread to persist.`);
@@ -61,6 +65,8 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
   readonly redis: BinaryClient;
   readonly #taskWrites = new TaskWritesTracker();
   readonly #known = new KnownVersions();
+  /** The channel versions of the checkpoints this process put last, for `storedItemTexts`. */
+  readonly #recentPuts = new LruCache<ChannelVersions>(RECENT_PUTS);
   readonly cold: ColdSegments;
 
   /** The run queue's prefix: writes of a run are refused once its attempt lost the lease. */
@@ -172,8 +178,17 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       result = await run();
     }
     rememberStored(this.#known, scope, blobs);
+    this.#recentPuts.set(`${scope}\0${checkpoint.id}`, { ...checkpoint.channel_versions });
     if (typeof result === "number") this.cold.packSoon(threadId, scope, result);
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
+  }
+
+  storedItemTexts(checkpoint: StoredCheckpointRef, channel: string): readonly Buffer[] | undefined {
+    const scope = scopeOf(checkpoint.thread_id, checkpoint.checkpoint_ns);
+    const version = this.#recentPuts.get(`${scope}\0${checkpoint.checkpoint_id}`)?.[channel];
+    if (version === undefined) return undefined;
+    const known = this.#known.get(scope, channel);
+    return known?.field === blobField(channel, version) ? known.itemTexts : undefined;
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {

@@ -189,7 +189,7 @@ const MIN_LIST_ITEMS = 8;
  * JSON has no form for (a function) is `null` in a list. Throws on a cycle, as stringify does.
  * `loaded`: what loading the text gives, when every item was remembered (`KnownVersion.items`).
  */
-function stringifyList(items: readonly unknown[]): { bytes: Buffer; loaded?: object[] } {
+function stringifyList(items: readonly unknown[]): { bytes: Buffer; parts: Buffer[]; loaded?: object[] } {
   const parts: Buffer[] = [];
   let loaded: object[] | undefined = [];
   for (let i = 0; i < items.length; i++) {
@@ -208,7 +208,7 @@ function stringifyList(items: readonly unknown[]): { bytes: Buffer; loaded?: obj
     parts.push(entry.bytes);
     loaded?.push(entry.loaded);
   }
-  return { bytes: joinList(parts), loaded };
+  return { bytes: joinList(parts), parts, loaded };
 }
 
 /** `[a,b,…]` from the items' bytes, copied once (joining strings and encoding them cost ten times more). */
@@ -267,7 +267,7 @@ export class FastJsonPlusSerializer extends JsonPlusSerializer {
       return super._dumps(obj);
     }
     if (!list) return Buffer.from(text as string);
-    if (list.loaded) recordListItems(list.bytes, list.loaded);
+    if (list.loaded) recordListItems(list.bytes, { items: list.loaded, texts: list.parts });
     return list.bytes;
   }
 

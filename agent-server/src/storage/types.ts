@@ -180,6 +180,11 @@ export interface ThreadUpdate {
    * a store may keep the reference instead of a copy of the state.
    */
   values_at?: CheckpointValuesRef;
+  /**
+   * With `values_at`, instead of `values`: their JSON text, as read from the checkpoint; a store
+   * that keeps a copy of the values parses it.
+   */
+  values_json?: string;
   interrupts?: Record<string, Interrupt[]>;
   config?: JsonObject;
   /** Set when values/interrupts change. */
@@ -250,6 +255,18 @@ export interface ThreadCheckpointer extends BaseCheckpointSaver {
    * every namespace, and the pending writes it left), so the thread is as before the run.
    */
   deleteRun(threadId: string, runId: string): Promise<void>;
+  /**
+   * The stored text of each item of a list channel at a checkpoint this process has just put,
+   * while it still holds that version; undefined otherwise (then the checkpoint is read).
+   */
+  storedItemTexts?(checkpoint: StoredCheckpointRef, channel: string): readonly Buffer[] | undefined;
+}
+
+/** Where a checkpoint is: its thread, namespace and id. */
+export interface StoredCheckpointRef {
+  thread_id: string;
+  checkpoint_ns: string;
+  checkpoint_id: string;
 }
 
 export interface Storage {

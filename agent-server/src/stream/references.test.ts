@@ -1,4 +1,4 @@
-import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, RemoveMessage } from "@langchain/core/messages";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { createClient, type RedisClientType } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -151,5 +151,35 @@ describe("run event logs that reference checkpoints", () => {
     }
     expect(read).toEqual([...many.map(() => json), END_EVENT]);
     expect(performance.now() - began).toBeLessThan(10_000);
+  });
+
+  it("makes a long conversation's JSON from its stored texts, equal to converting its state", async () => {
+    const threadId = "t-stored-texts";
+    const graph = chatGraph(checkpointer);
+    const config = { configurable: { thread_id: threadId } };
+    const turn = async (messages: (HumanMessage | RemoveMessage)[]) => {
+      let streamed: Record<string, unknown> = {};
+      for await (const chunk of await graph.stream({ messages }, { ...config, streamMode: "values" })) streamed = chunk;
+      const id = String((await graph.getState(config)).config.configurable?.checkpoint_id);
+      const ref = { thread_id: threadId, checkpoint_ns: "", checkpoint_id: id, keys: ["messages"], inline: {} };
+      return { ref, expected: JSON.stringify(toJsonValue(streamed)) };
+    };
+    const said = (i: number) =>
+      new HumanMessage({ content: `question ${i}: ${"more words ".repeat(20)}`, id: `q${i}` });
+    const values = new CheckpointValues(checkpointer);
+    const elsewhere = new CheckpointValues(new RedisCheckpointer(redis as unknown as RedisClient, { prefix }));
+    for (const messages of [
+      Array.from({ length: 12 }, (_, i) => said(i)),
+      [said(12)],
+      // A replacement by id and a removal: the list changes in its middle.
+      [new HumanMessage({ content: "asked again", id: "q3" }), new RemoveMessage({ id: "q5" })],
+    ]) {
+      const { ref, expected } = await turn(messages);
+      expect(checkpointer.storedItemTexts(ref, "messages")?.length).toBe(JSON.parse(expected).messages.length);
+      expect(await values.json(ref)).toBe(expected);
+      // Read again (the thread's record after the run), and by a process that holds none of it.
+      expect(await values.json(ref)).toBe(expected);
+      expect(await elsewhere.json(ref)).toBe(expected);
+    }
   });
 });

@@ -3,6 +3,7 @@ import { matchesAuthFilter } from "../custom-auth/authorize.ts";
 import { MINUTE_MS, mergeMetadata } from "../schemas/common.ts";
 import { jsonContains } from "../storage/json-match.ts";
 import type {
+  JsonObject,
   Thread,
   ThreadCreate,
   ThreadFilter,
@@ -64,6 +65,7 @@ export function applyThreadUpdate(thread: Thread, update: ThreadUpdate, now: str
       : { ...thread.metadata, ...update.metadata };
   }
   if (update.values !== undefined) next.values = update.values;
+  else if (update.values_json !== undefined) next.values = JSON.parse(update.values_json) as JsonObject;
   if (update.interrupts) next.interrupts = update.interrupts;
   if (update.config) next.config = update.config;
   if (update.state_updated) next.state_updated_at = now;

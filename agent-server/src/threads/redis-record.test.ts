@@ -76,6 +76,14 @@ describe("redis thread records without values", () => {
     expect(await replica().count({ values: { absent: null } })).toBe(0);
     const byId = await replica().search({ ...paging, ids: [thread.thread_id] });
     expect(byId.items.map((item) => item.values)).toEqual([turn.values]);
+
+    // Read as text and parsed when first looked at: a thread read alike, spread, serialised or given new values.
+    const lazy = (await replica().get(thread.thread_id)) as Thread;
+    expect(JSON.parse(JSON.stringify(lazy))).toEqual({ ...written, values: turn.values });
+    expect({ ...((await replica().get(thread.thread_id)) as Thread) }.values).toEqual(turn.values);
+    const replaced = (await replica().get(thread.thread_id)) as Thread;
+    replaced.values = { other: 1 };
+    expect(replaced.values).toEqual({ other: 1 });
   });
 
   it("reads records written with values inline (the earlier layout) and moves them to a reference", async () => {

@@ -19,28 +19,28 @@ const refKey = (ref: CheckpointValuesRef) =>
 /** Reads the values a record refers to: from the last few written or read here, else from the checkpoint. */
 export class ThreadValues {
   readonly #checkpoints: CheckpointValues;
-  readonly #recent = new Map<string, JsonObject>();
+  /** Values, or their JSON text until something reads them. */
+  readonly #recent = new Map<string, JsonObject | string>();
 
   constructor(checkpoints: CheckpointValues) {
     this.#checkpoints = checkpoints;
   }
 
-  remember(ref: CheckpointValuesRef, values: JsonObject): void {
+  remember(ref: CheckpointValuesRef, values: JsonObject | string): void {
     const key = refKey(ref);
     this.#recent.delete(key);
     this.#recent.set(key, values);
     if (this.#recent.size > REMEMBERED) this.#recent.delete(this.#recent.keys().next().value as string);
   }
 
-  /** Null when the checkpoint is gone (the thread's checkpoints were deleted meanwhile). */
-  async read(ref: CheckpointValuesRef): Promise<JsonObject | null> {
+  /** The values, or their JSON text (`withValuesOf` parses it when read); null when the checkpoint is gone. */
+  async read(ref: CheckpointValuesRef): Promise<JsonObject | string | null> {
     const known = this.#recent.get(refKey(ref));
-    if (known) return known;
+    if (known !== undefined) return known;
     const json = await this.#checkpoints.json(ref);
     if (json === undefined) return null;
-    const values = JSON.parse(json) as JsonObject;
-    this.remember(ref, values);
-    return values;
+    this.remember(ref, json);
+    return json;
   }
 }
 
@@ -51,7 +51,7 @@ export function applyStoredUpdate(
   now: string,
   runsInFlight: boolean,
 ): StoredThread {
-  const { values_at: _ref, values: _values, ...rest } = update;
+  const { values_at: _ref, values: _values, values_json: _json, ...rest } = update;
   const next: StoredThread = applyThreadUpdate(record as Thread, rest, now, runsInFlight);
   if (update.values_at) {
     delete next.values;
@@ -78,5 +78,29 @@ export function filterableValues(record: StoredThread, keys: string[]): JsonObje
 export async function materialise(record: StoredThread, values: ThreadValues): Promise<Thread> {
   if (!record.values_at) return { ...record, values: record.values ?? null };
   const { values_at: ref, ...rest } = record;
-  return { ...rest, values: await values.read(ref) };
+  const read = await values.read(ref);
+  if (typeof read !== "string") return { ...rest, values: read };
+  return withValuesOf({ ...rest, values: null }, read, (parsed) => values.remember(ref, parsed));
+}
+
+/**
+ * `thread` with `values` parsed from `json` when first read: most reads of a thread (a run
+ * starting or ending on it) do not look at its values, a long conversation's state.
+ */
+function withValuesOf(thread: Thread, json: string, parsed: (values: JsonObject) => void): Thread {
+  const settle = (value: JsonObject | null) => {
+    Object.defineProperty(thread, "values", { value, writable: true, enumerable: true, configurable: true });
+  };
+  Object.defineProperty(thread, "values", {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const value = JSON.parse(json) as JsonObject;
+      settle(value);
+      parsed(value);
+      return value;
+    },
+    set: settle,
+  });
+  return thread;
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { conflict } from "@agentplane/common";
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type {
   Page,
   RunFence,
   Thread,
+  ThreadCheckpointer,
   ThreadCreate,
   ThreadFilter,
   ThreadSearch,
@@ -109,7 +109,7 @@ export class RedisThreadStore implements ThreadStore {
   private readonly stored = new WeakMap<Thread, string>();
 
   /** `checkpointer`: where the values of records that refer to a checkpoint are read. */
-  constructor(client: RedisClient, prefix: string, checkpointer: BaseCheckpointSaver) {
+  constructor(client: RedisClient, prefix: string, checkpointer: ThreadCheckpointer) {
     this.client = client;
     this.prefix = prefix;
     this.keys = threadKeys(prefix);
@@ -142,7 +142,8 @@ export class RedisThreadStore implements ThreadStore {
 
   /** The thread after a write: the values written are remembered, not read back. */
   private written(after: StoredThread, update: ThreadUpdate): Promise<Thread> {
-    if (update.values_at && update.values) this.values.remember(update.values_at, update.values);
+    const values = update.values ?? update.values_json;
+    if (update.values_at && values) this.values.remember(update.values_at, values);
     return this.read(JSON.stringify(after));
   }
 

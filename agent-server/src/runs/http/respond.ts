@@ -5,7 +5,7 @@ import { eventStreamMode } from "../../stream/modes.ts";
 import { drained, openSse, writeSseEvent, writeSseHeartbeat } from "../../stream/sse.ts";
 import type { Run, StreamMode } from "../schemas.ts";
 import type { RunService } from "../service.ts";
-import { outcomeBody } from "../worker/settle.ts";
+import { outcomeJson } from "../worker/settle.ts";
 
 export interface RespondOptions {
   /** Extra response headers (`Content-Location`, `Location`). */
@@ -106,7 +106,7 @@ export async function respondWithOutcome(service: RunService, res: Response, run
   });
   connection.settled();
   if (!outcome) return;
-  const body = JSON.stringify(outcomeBody(outcome));
+  const body = outcomeJson(outcome);
   if (!started) res.writeHead(200, { "Content-Type": "application/json", ...options.headers });
   res.end(body);
 }

@@ -265,10 +265,15 @@ export async function executeRun(
     // A run that went to its end leaves nothing pending, and `stream` sends every state channel
     // as values (its default output keys, what `getState` reads): no need to read the state back.
     if (!interrupted && latest !== null) {
+      // Converted only when read: with `outputAt`, settling takes their JSON from the checkpoint.
       return {
         kind: "done",
-        values: values(),
-        output: values(),
+        get values() {
+          return values();
+        },
+        get output() {
+          return values();
+        },
         outputAt: references?.latest,
         next: [],
         interrupts: {},

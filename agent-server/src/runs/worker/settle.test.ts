@@ -19,7 +19,7 @@ import { newRun } from "../queue/testing/contract.ts";
 import type { Run } from "../schemas.ts";
 import { waitUntil } from "../testing/wait.ts";
 import type { ExecutionResult } from "./execute.ts";
-import { outcomeBody, settleAbandoned, settleCancelledPending, settleRun } from "./settle.ts";
+import { outcomeJson, settleAbandoned, settleCancelledPending, settleRun } from "./settle.ts";
 
 let storage: Storage;
 let backend: RunBackend;
@@ -119,7 +119,7 @@ describe("settleRun", () => {
     const error = { error: "ValueError", message: "boom" };
     const outcome = await settle(run, { kind: "failed", error, values: { topic: "half" } });
     expect(outcome).toEqual({ status: "error", values: { topic: "half" }, error });
-    expect(outcomeBody(outcome!)).toEqual({ __error__: error });
+    expect(JSON.parse(outcomeJson(outcome!))).toEqual({ __error__: error });
     expect((await backend.store.get(run.run_id))?.status).toBe("error");
     expect(await storage.threads.get(run.thread_id)).toMatchObject({ status: "error", values: { topic: "half" } });
     expect(await events(run.run_id)).toEqual([
@@ -311,11 +311,12 @@ describe("settleCancelledPending", () => {
   });
 });
 
-describe("outcomeBody", () => {
-  it("answers the values, null for none, or the error", () => {
-    expect(outcomeBody({ status: "success", values: { a: 1 } })).toEqual({ a: 1 });
-    expect(outcomeBody({ status: "interrupted", values: undefined })).toBeNull();
+describe("outcomeJson", () => {
+  it("answers the values, their text when read as text, null for none, or the error", () => {
+    expect(outcomeJson({ status: "success", values: { a: 1 } })).toBe('{"a":1}');
+    expect(outcomeJson({ status: "success", values: undefined, valuesJson: '{"b":[2]}' })).toBe('{"b":[2]}');
+    expect(outcomeJson({ status: "interrupted", values: undefined })).toBe("null");
     const error = { error: "E", message: "m" };
-    expect(outcomeBody({ status: "error", values: { a: 1 }, error })).toEqual({ __error__: error });
+    expect(JSON.parse(outcomeJson({ status: "error", values: { a: 1 }, error }))).toEqual({ __error__: error });
   });
 });

@@ -1,6 +1,7 @@
 import type { ServerContext } from "../../context.ts";
 import type { JsonObject, Thread, ThreadStatus } from "../../storage/types.ts";
 import { END_EVENT } from "../../stream/event-log.ts";
+import type { CheckpointValues } from "../../stream/references.ts";
 import type { RunEventWriter } from "../../stream/writer.ts";
 import type { ThreadService } from "../../threads/service.ts";
 import { toJsonValue } from "../../threads/state.ts";
@@ -17,6 +18,8 @@ export const FINISHED_STREAM_TTL_SECONDS = 3600;
 export interface RunOutcome {
   status: RunStatus | "deleted";
   values: unknown;
+  /** `values` as JSON text, when they were read as text (then `values` is not set). */
+  valuesJson?: string;
   error?: RunError;
 }
 
@@ -27,11 +30,15 @@ export interface RunEnd {
   startedAt: string;
   /** The thread's record as the execution began: usually still current, so settling need not read it again. */
   thread?: Thread;
+  /** Reads values sent as a reference (`outputAt`) as JSON text. */
+  checkpointValues?: CheckpointValues;
 }
 
-/** `…/wait` body of a finished run. */
-export const outcomeBody = (outcome: RunOutcome): unknown =>
-  outcome.error ? { __error__: outcome.error } : (outcome.values ?? null);
+/** `…/wait` body of a finished run, as JSON text. */
+export const outcomeJson = (outcome: RunOutcome): string =>
+  outcome.error
+    ? JSON.stringify({ __error__: outcome.error })
+    : (outcome.valuesJson ?? JSON.stringify(outcome.values ?? null));
 
 function runStatus(result: ExecutionResult): RunStatus | "deleted" {
   if (result.kind === "failed") return "error";
@@ -93,17 +100,20 @@ export async function settleRun(
   await writer.flush().catch((err) => ctx.logger.error({ err, run_id: run.run_id }, "storing run events failed"));
   // Another worker took the run over (its log refused this attempt's events): the new owner settles it.
   if (writer.leaseLost) return undefined;
-  let values = result.values;
   // The checkpoint the run's final values were streamed as: the thread keeps the reference.
   const outputAt = result.kind === "done" && !rolledBack ? result.outputAt : undefined;
+  // Their JSON as stored, so the graph's objects (a whole conversation) are not converted again.
+  const outputJson = outputAt && (await end.checkpointValues?.json(outputAt));
+  let values = outputJson ? undefined : result.values;
   if (!run.kwargs.temporary) {
     // After a rollback the thread is what its earlier state says (values, pending interrupts).
     const settled = rolledBack ? await rollbackCheckpoints(ctx, run) : result;
-    values = settled.values;
+    if (rolledBack) values = settled.values;
     const update = {
       status: threadStatus(settled),
       ...((rolledBack || (values !== undefined && values !== null)) && { values: values as JsonObject | null }),
       ...(outputAt && { values_at: outputAt }),
+      ...(outputJson && { values_json: outputJson }),
       interrupts: settled.kind === "done" ? settled.interrupts : {},
       state_updated: true,
     };
@@ -112,8 +122,14 @@ export async function settleRun(
     if ((await threads.settleRun(run.thread_id, update, fence, end.thread)) === "lease-lost") return undefined;
   }
   // What `…/wait` answers: the run's last `values` event (an interrupt's `{__interrupt__}`), not the thread's values.
-  const output = result.kind === "done" && !rolledBack && result.output !== undefined ? result.output : values;
-  const outcome: RunOutcome = { status, values: output ?? null, ...(error && { error }) };
+  const output = outputJson
+    ? undefined
+    : result.kind === "done" && !rolledBack && result.output !== undefined
+      ? result.output
+      : values;
+  const outcome: RunOutcome = outputJson
+    ? { status, values: undefined, valuesJson: outputJson }
+    : { status, values: output ?? null, ...(error && { error }) };
   // The log's readers get the values from the checkpoint they were streamed as (`stream/references.ts`).
   const closing = {
     data: JSON.stringify(outputAt ? { status, values_at: outputAt } : outcome),
@@ -130,7 +146,7 @@ export async function settleRun(
         updated_at: new Date().toISOString(),
         run_started_at: end.startedAt,
         run_ended_at: new Date().toISOString(),
-        values: values ?? null,
+        values: values ?? (outputJson ? JSON.parse(outputJson) : null),
         ...(error && { error: error.message }),
       },
       ctx.logger,

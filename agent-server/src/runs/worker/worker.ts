@@ -251,7 +251,7 @@ export class RunWorkerPool {
       await store.requeue(run.run_id, attempt);
       return undefined;
     }
-    const end: RunEnd = { result, attempt, startedAt, thread };
+    const end: RunEnd = { result, attempt, startedAt, thread, checkpointValues };
     return settleRun(this.#ctx, this.#backend, this.#options.threads, run, end, writer);
   }
 
