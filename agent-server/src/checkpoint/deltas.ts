@@ -54,6 +54,12 @@ export interface KnownVersion {
   items?: readonly object[];
   /** With `items`: each item's stored text (the bytes are these, joined), which never changes. */
   itemTexts?: readonly Buffer[];
+  /**
+   * `checked`: the items were checked against their texts by the scope's latest put, and
+   * nothing was handed out or written in the scope since; `free`: and then the graph that put
+   * it returned, so no code of it can have edited them: the next read hands them out unchecked.
+   */
+  handout?: "checked" | "free";
 }
 
 /** Below this many bytes, ranges are compared a byte at a time. */
@@ -221,6 +227,18 @@ export class KnownVersions {
     const channels = this.#scopes.get(scope);
     channels?.delete(channel);
     if (channels?.size === 0) this.#scopes.delete(scope);
+  }
+
+  /** A graph's code may have run in `scope` since its latest put: its items are checked when next read. */
+  codeRan(scope: string): void {
+    for (const version of this.#scopes.get(scope)?.values() ?? []) delete version.handout;
+  }
+
+  /** The graph that wrote `scope` returned: items checked by its latest put need no check on their next read. */
+  graphReturned(scope: string): void {
+    for (const version of this.#scopes.get(scope)?.values() ?? []) {
+      if (version.handout === "checked") version.handout = "free";
+    }
   }
 
   /** The versions known in a scope, by blob field. */

@@ -74,21 +74,33 @@ export function asFullCopies(blobs: BlobWrite[], missing: Set<string>): void {
 
 /** The versions just stored become the bases of this process's next deltas. */
 export function rememberStored(known: KnownVersions, scope: string, blobs: BlobWrite[]): void {
+  // A put follows a step's code: the versions it did not check again may have been edited since.
+  known.codeRan(scope);
   for (const { channel, field, type, bytes, base, deltaBytes = 0, items, itemTexts } of blobs) {
-    if (type === "empty") known.delete(scope, channel);
-    else if (!base) known.set(scope, channel, { field, type, bytes, depth: 0, chainBytes: 0, items, itemTexts });
-    else {
-      const chainBytes = base.chainBytes + deltaBytes;
-      known.set(scope, channel, { field, type, bytes, depth: base.depth + 1, chainBytes, items, itemTexts });
+    if (type === "empty") {
+      known.delete(scope, channel);
+      continue;
     }
+    const chain = base
+      ? { depth: base.depth + 1, chainBytes: base.chainBytes + deltaBytes }
+      : { depth: 0, chainBytes: 0 };
+    const handout = items ? ("checked" as const) : undefined;
+    known.set(scope, channel, { field, type, bytes, ...chain, items, itemTexts, handout });
   }
 }
 
 /** What `loadTupleScript` sends for a blob the reader said it has (`KnownVersions.inScope`). */
 const isSkipped = (chain: Buffer[] | undefined) => chain?.length === 1 && chain[0]?.length === 0;
 
-/** A version this process has: its items again while they are unchanged, else its bytes decoded. */
+/**
+ * A version this process has: its items again while they are unchanged, else its bytes
+ * decoded. Items no code can have edited since they were checked (`KnownVersion.handout`)
+ * are handed out once without a check; whoever gets them may edit them.
+ */
 function knownValue(serde: SerializerProtocol, known: KnownVersions, version: KnownVersion): unknown {
+  const free = version.handout === "free";
+  delete version.handout;
+  if (free && version.items) return [...version.items];
   const items = version.items && unchangedItems(version.items);
   // Changed in place since (a graph edited a message): the bytes hold what was stored.
   if (!items) known.dropItems(version);

@@ -90,6 +90,55 @@ describe("RedisCheckpointer re-using what it stored", () => {
     expect(JSON.stringify(await messagesOf(writer, threadId))).toBe(stored);
   });
 
+  it("hands a conversation out unchecked once after its graph returned, then checks it again", async () => {
+    const threadId = uuidv4();
+    const writer = saver();
+    const { graph } = chatGraph(writer);
+    for (let i = 0; i < 6; i++) await graph.invoke(ask(i), config(threadId));
+    const stored = JSON.stringify(await messagesOf(saver(), threadId));
+    const checked = await messagesOf(writer, threadId);
+    await graph.invoke(ask(6), config(threadId));
+    writer.graphReturned(threadId);
+    // The same objects as the last put checked, without comparing them again.
+    const unchecked = await messagesOf(writer, threadId);
+    expect(unchecked.slice(0, 12).every((message, i) => message === checked[i])).toBe(true);
+    // Once handed out they may be edited: the next read checks them.
+    (unchecked[0] as HumanMessage).content = "changed";
+    const again = await messagesOf(writer, threadId);
+    expect(JSON.stringify(again.slice(0, 12))).toBe(stored);
+    expect(again[0]).not.toBe(unchecked[0]);
+  });
+
+  it("checks the conversation when a step edited it in place after the last put that stored it", async () => {
+    const threadId = uuidv4();
+    const writer = saver();
+    // `reply` stores the conversation; `tidy` then edits it in place and writes nothing.
+    let edits = 0;
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("reply", (state) => ({
+        messages: [new AIMessage({ id: `ai-${state.messages.length}`, content: "ok" })],
+      }))
+      .addNode("tidy", (state) => {
+        (state.messages[0] as HumanMessage).content = `edit ${++edits}`;
+        return {};
+      })
+      .addEdge(START, "reply")
+      .addEdge("reply", "tidy")
+      .addEdge("tidy", END)
+      .compile({ checkpointer: writer });
+    for (let i = 0; i < 6; i++) {
+      // Each put done before the next step runs (by default a put races the next node's edit).
+      await graph.invoke(ask(i), { ...config(threadId), durability: "sync" });
+      writer.graphReturned(threadId);
+    }
+    // No put stored an edit (each came after the conversation's last put of its run), and the
+    // edited objects are not handed out: the next run started from what was stored.
+    const read = JSON.stringify(await messagesOf(writer, threadId));
+    expect(read).toBe(JSON.stringify(await messagesOf(saver(), threadId)));
+    expect(edits).toBe(6);
+    expect(read).not.toContain('"edit ');
+  });
+
   it("keeps the history MemorySaver keeps when a graph edits earlier messages in place", async () => {
     const threadId = uuidv4();
     // Each checkpoint stored before the next step runs: by default a put races the next node's edit.

@@ -183,6 +183,10 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 
+  graphReturned(threadId: string): void {
+    this.#known.graphReturned(scopeOf(threadId, ""));
+  }
+
   storedItemTexts(checkpoint: StoredCheckpointRef, channel: string): readonly Buffer[] | undefined {
     const scope = scopeOf(checkpoint.thread_id, checkpoint.checkpoint_ns);
     const version = this.#recentPuts.get(`${scope}\0${checkpoint.checkpoint_id}`)?.[channel];
@@ -199,6 +203,8 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       throw new Error("Failed to put writes: config.configurable.checkpoint_id is required.");
     this.#taskWrites.record(config, taskId, taskPath, writes);
     const scope = scopeOf(threadId, (config.configurable?.checkpoint_ns as string | undefined) ?? "");
+    // A task's code ran (and may have stopped at an interrupt or an error, with no put after it).
+    this.#known.codeRan(scope);
     const runId = runIdOf(config);
     const encoded = await Promise.all(
       writes.map(async ([channel, value], idx) => {

@@ -260,6 +260,11 @@ export interface ThreadCheckpointer extends BaseCheckpointSaver {
    * while it still holds that version; undefined otherwise (then the checkpoint is read).
    */
   storedItemTexts?(checkpoint: StoredCheckpointRef, channel: string): readonly Buffer[] | undefined;
+  /**
+   * A run's graph returned on the thread (nothing pending): none of its code runs after its
+   * last checkpoint, so what that put checked needs no check when the next run reads it.
+   */
+  graphReturned?(threadId: string): void;
 }
 
 /** Where a checkpoint is: its thread, namespace and id. */

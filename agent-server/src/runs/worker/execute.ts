@@ -265,6 +265,7 @@ export async function executeRun(
     // A run that went to its end leaves nothing pending, and `stream` sends every state channel
     // as values (its default output keys, what `getState` reads): no need to read the state back.
     if (!interrupted && latest !== null) {
+      if (!run.kwargs.temporary) ctx.storage.checkpointer.graphReturned?.(run.thread_id);
       // Converted only when read: with `outputAt`, settling takes their JSON from the checkpoint.
       return {
         kind: "done",
