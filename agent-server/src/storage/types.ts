@@ -1,6 +1,6 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { LongTermStore } from "../long-term-store/store.ts";
-import type { CheckpointValuesRef } from "../stream/references.ts";
+import type { CheckpointValuesRef, JsonParts } from "../stream/references.ts";
 import type { RedisClient } from "./redis-client.ts";
 
 /**
@@ -181,10 +181,10 @@ export interface ThreadUpdate {
    */
   values_at?: CheckpointValuesRef;
   /**
-   * With `values_at`, instead of `values`: their JSON text, as read from the checkpoint; a store
-   * that keeps a copy of the values parses it.
+   * With `values_at`, instead of `values`: their JSON (UTF-8), as read from the checkpoint; a
+   * store that keeps a copy of the values parses it.
    */
-  values_json?: string;
+  values_json?: JsonParts;
   interrupts?: Record<string, Interrupt[]>;
   config?: JsonObject;
   /** Set when values/interrupts change. */

@@ -1,7 +1,7 @@
-import { LruCache } from "../storage/lru-cache.ts";
 import type { ThreadCheckpointer } from "../storage/types.ts";
 import { toJsonValue } from "../threads/state.ts";
 import { END_EVENT, type LoggedEvent, type NewEvent, pageBytes, type RunEventLog } from "./event-log.ts";
+import { StoredListJson } from "./stored-json.ts";
 
 /**
  * Where a root `values` event's data is stored already: the `keys` of the state at a
@@ -18,6 +18,12 @@ export interface CheckpointValuesRef {
   keys: string[];
   inline: Record<string, unknown>;
 }
+
+/** JSON as UTF-8 in pieces, in order (`CheckpointValues.jsonParts`). */
+export type JsonParts = readonly Buffer[];
+
+/** The text of JSON in pieces. */
+export const jsonText = (parts: JsonParts) => Buffer.concat(parts).toString();
 
 /** Values remembered for checkpoints this process's runs reached: readers here need no Redis read. */
 const REMEMBERED = 16;
@@ -41,18 +47,6 @@ const eventData = (values: Record<string, unknown>, { keys, inline }: Checkpoint
   return data;
 };
 
-/** The API JSON of each stored item text, for as long as the text is kept (`storedItemTexts`). */
-const itemJson = new WeakMap<Buffer, string>();
-/** Lists whose JSON was made from their items' texts (`fromStoredTexts`) a first time. */
-const RECENT_LISTS = 256;
-
-/** A list's items' texts, each item's API JSON, and the list's JSON. */
-interface ListJson {
-  texts: readonly Buffer[];
-  items: string[];
-  json: string;
-}
-
 /**
  * Reads what a `CheckpointValuesRef` stands for, as the JSON the event had: from the stored
  * texts of the checkpoint's lists when this process has just put it (each item's JSON made once
@@ -62,11 +56,11 @@ interface ListJson {
 export class CheckpointValues {
   readonly #checkpointer: ThreadCheckpointer;
   readonly #recent = new Map<string, Record<string, unknown>>();
-  /** The latest list JSON made per thread, namespace and channel: the next version mostly repeats it. */
-  readonly #lists = new LruCache<ListJson>(RECENT_LISTS);
+  readonly #lists: StoredListJson;
 
   constructor(checkpointer: ThreadCheckpointer) {
     this.#checkpointer = checkpointer;
+    this.#lists = new StoredListJson(checkpointer.serde);
   }
 
   /** The graph's values at the checkpoint, kept for the next few reads in this process. */
@@ -80,51 +74,40 @@ export class CheckpointValues {
   /** The referenced data as JSON text; undefined when the checkpoint is gone (thread pruned or rolled back). */
   async json(ref: CheckpointValuesRef): Promise<string | undefined> {
     const stored = await this.#fromStoredTexts(ref);
-    if (stored !== undefined) return stored;
+    if (stored !== undefined) return jsonText(stored);
     const values = this.#recent.get(cacheKey(ref)) ?? (await this.#read(ref));
     return values === undefined ? undefined : JSON.stringify(eventData(values, ref));
   }
 
   /**
-   * The event's JSON put together from its inline values and the JSON of each stored item of
-   * its lists, when the checkpointer still holds the texts of all of them: a long
-   * conversation's state is then neither loaded nor converted and serialised again.
+   * `json` as UTF-8 in pieces, to be written or joined in order: a long conversation's state is
+   * already such a piece when this process just put it, and is not copied again.
    */
-  async #fromStoredTexts({ keys, inline, ...checkpoint }: CheckpointValuesRef): Promise<string | undefined> {
-    const members: string[] = [];
+  async jsonParts(ref: CheckpointValuesRef): Promise<JsonParts | undefined> {
+    const stored = await this.#fromStoredTexts(ref);
+    if (stored !== undefined) return stored;
+    const json = await this.json(ref);
+    return json === undefined ? undefined : [Buffer.from(json)];
+  }
+
+  /**
+   * The event's JSON put together from its inline values and its lists' JSON made from their
+   * items' stored texts (`stored-json.ts`), when the checkpointer still holds all of them: a
+   * long conversation's state is then neither loaded nor converted and serialised again.
+   */
+  async #fromStoredTexts({ keys, inline, ...checkpoint }: CheckpointValuesRef): Promise<Buffer[] | undefined> {
+    const parts: Buffer[] = [];
     for (const key of keys) {
-      let json: string | undefined;
-      if (key in inline) json = JSON.stringify(inline[key]);
+      parts.push(Buffer.from(`${parts.length === 0 ? "{" : ","}${JSON.stringify(key)}:`));
+      if (key in inline) parts.push(Buffer.from(JSON.stringify(inline[key])));
       else {
         const texts = this.#checkpointer.storedItemTexts?.(checkpoint, key);
         if (!texts) return undefined;
-        json = await this.#listJson(`${checkpoint.thread_id}\0${checkpoint.checkpoint_ns}\0${key}`, texts);
+        parts.push(await this.#lists.bytes(`${checkpoint.thread_id}\0${checkpoint.checkpoint_ns}\0${key}`, texts));
       }
-      members.push(`${JSON.stringify(key)}:${json}`);
     }
-    return `{${members.join(",")}}`;
-  }
-
-  /** Items the list shares with the one made before (the same texts) are not looked up again. */
-  async #listJson(listKey: string, texts: readonly Buffer[]): Promise<string> {
-    const before = this.#lists.get(listKey);
-    if (before?.texts === texts) return before.json;
-    const items: string[] = [];
-    let shared = 0;
-    if (before) while (shared < texts.length && texts[shared] === before.texts[shared]) shared++;
-    for (let i = 0; i < texts.length; i++) {
-      const text = texts[i] as Buffer;
-      items.push(i < shared ? (before?.items[i] as string) : (itemJson.get(text) ?? (await this.#itemJson(text))));
-    }
-    const json = `[${items.join(",")}]`;
-    this.#lists.set(listKey, { texts, items, json });
-    return json;
-  }
-
-  async #itemJson(text: Buffer): Promise<string> {
-    const json = JSON.stringify(toJsonValue(await this.#checkpointer.serde.loadsTyped("json", text)));
-    itemJson.set(text, json);
-    return json;
+    parts.push(Buffer.from(parts.length === 0 ? "{}" : "}"));
+    return parts;
   }
 
   async #read(ref: CheckpointValuesRef): Promise<Record<string, unknown> | undefined> {

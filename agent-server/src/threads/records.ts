@@ -13,6 +13,7 @@ import type {
   ThreadTtlPolicy,
   ThreadUpdate,
 } from "../storage/types.ts";
+import { jsonText } from "../stream/references.ts";
 
 /** Pure rules shared by every ThreadStore backend, so memory and Redis answer alike. */
 
@@ -65,7 +66,7 @@ export function applyThreadUpdate(thread: Thread, update: ThreadUpdate, now: str
       : { ...thread.metadata, ...update.metadata };
   }
   if (update.values !== undefined) next.values = update.values;
-  else if (update.values_json !== undefined) next.values = JSON.parse(update.values_json) as JsonObject;
+  else if (update.values_json !== undefined) next.values = JSON.parse(jsonText(update.values_json)) as JsonObject;
   if (update.interrupts) next.interrupts = update.interrupts;
   if (update.config) next.config = update.config;
   if (update.state_updated) next.state_updated_at = now;

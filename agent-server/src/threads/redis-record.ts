@@ -1,5 +1,5 @@
 import type { JsonObject, Thread, ThreadUpdate } from "../storage/types.ts";
-import type { CheckpointValues, CheckpointValuesRef } from "../stream/references.ts";
+import { type CheckpointValues, type CheckpointValuesRef, type JsonParts, jsonText } from "../stream/references.ts";
 import { applyThreadUpdate } from "./records.ts";
 
 /**
@@ -16,31 +16,44 @@ const REMEMBERED = 32;
 const refKey = (ref: CheckpointValuesRef) =>
   `${ref.thread_id}\n${ref.checkpoint_ns}\n${ref.checkpoint_id}\n${ref.keys.join("\n")}`;
 
+/** Values read as JSON and not parsed yet (a thread's values may be a list themselves). */
+class UnparsedValues {
+  readonly json: JsonParts;
+  constructor(json: JsonParts) {
+    this.json = json;
+  }
+}
+
 /** Reads the values a record refers to: from the last few written or read here, else from the checkpoint. */
 export class ThreadValues {
   readonly #checkpoints: CheckpointValues;
-  /** Values, or their JSON text until something reads them. */
-  readonly #recent = new Map<string, JsonObject | string>();
+  /** Values, or their JSON until something reads them. */
+  readonly #recent = new Map<string, JsonObject | UnparsedValues>();
 
   constructor(checkpoints: CheckpointValues) {
     this.#checkpoints = checkpoints;
   }
 
-  remember(ref: CheckpointValuesRef, values: JsonObject | string): void {
+  remember(ref: CheckpointValuesRef, values: JsonObject | UnparsedValues): void {
     const key = refKey(ref);
     this.#recent.delete(key);
     this.#recent.set(key, values);
     if (this.#recent.size > REMEMBERED) this.#recent.delete(this.#recent.keys().next().value as string);
   }
 
-  /** The values, or their JSON text (`withValuesOf` parses it when read); null when the checkpoint is gone. */
-  async read(ref: CheckpointValuesRef): Promise<JsonObject | string | null> {
+  rememberJson(ref: CheckpointValuesRef, json: JsonParts): void {
+    this.remember(ref, new UnparsedValues(json));
+  }
+
+  /** The values, or their JSON (`withValuesOf` parses it when read); null when the checkpoint is gone. */
+  async read(ref: CheckpointValuesRef): Promise<JsonObject | UnparsedValues | null> {
     const known = this.#recent.get(refKey(ref));
     if (known !== undefined) return known;
-    const json = await this.#checkpoints.json(ref);
+    const json = await this.#checkpoints.jsonParts(ref);
     if (json === undefined) return null;
-    this.remember(ref, json);
-    return json;
+    const unparsed = new UnparsedValues(json);
+    this.remember(ref, unparsed);
+    return unparsed;
   }
 }
 
@@ -79,15 +92,15 @@ export async function materialise(record: StoredThread, values: ThreadValues): P
   if (!record.values_at) return { ...record, values: record.values ?? null };
   const { values_at: ref, ...rest } = record;
   const read = await values.read(ref);
-  if (typeof read !== "string") return { ...rest, values: read };
-  return withValuesOf({ ...rest, values: null }, read, (parsed) => values.remember(ref, parsed));
+  if (!(read instanceof UnparsedValues)) return { ...rest, values: read };
+  return withValuesOf({ ...rest, values: null }, read.json, (parsed) => values.remember(ref, parsed));
 }
 
 /**
  * `thread` with `values` parsed from `json` when first read: most reads of a thread (a run
  * starting or ending on it) do not look at its values, a long conversation's state.
  */
-function withValuesOf(thread: Thread, json: string, parsed: (values: JsonObject) => void): Thread {
+function withValuesOf(thread: Thread, json: JsonParts, parsed: (values: JsonObject) => void): Thread {
   const settle = (value: JsonObject | null) => {
     Object.defineProperty(thread, "values", { value, writable: true, enumerable: true, configurable: true });
   };
@@ -95,7 +108,7 @@ function withValuesOf(thread: Thread, json: string, parsed: (values: JsonObject)
     enumerable: true,
     configurable: true,
     get() {
-      const value = JSON.parse(json) as JsonObject;
+      const value = JSON.parse(jsonText(json)) as JsonObject;
       settle(value);
       parsed(value);
       return value;

@@ -142,8 +142,8 @@ export class RedisThreadStore implements ThreadStore {
 
   /** The thread after a write: the values written are remembered, not read back. */
   private written(after: StoredThread, update: ThreadUpdate): Promise<Thread> {
-    const values = update.values ?? update.values_json;
-    if (update.values_at && values) this.values.remember(update.values_at, values);
+    if (update.values_at && update.values) this.values.remember(update.values_at, update.values);
+    else if (update.values_at && update.values_json) this.values.rememberJson(update.values_at, update.values_json);
     return this.read(JSON.stringify(after));
   }
 

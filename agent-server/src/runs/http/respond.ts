@@ -108,5 +108,5 @@ export async function respondWithOutcome(service: RunService, res: Response, run
   if (!outcome) return;
   const body = outcomeJson(outcome);
   if (!started) res.writeHead(200, { "Content-Type": "application/json", ...options.headers });
-  res.end(body);
+  res.end(typeof body === "string" ? body : Buffer.concat(body));
 }

@@ -1,7 +1,7 @@
 import type { ServerContext } from "../../context.ts";
 import type { JsonObject, Thread, ThreadStatus } from "../../storage/types.ts";
 import { END_EVENT } from "../../stream/event-log.ts";
-import type { CheckpointValues } from "../../stream/references.ts";
+import { type CheckpointValues, type JsonParts, jsonText } from "../../stream/references.ts";
 import type { RunEventWriter } from "../../stream/writer.ts";
 import type { ThreadService } from "../../threads/service.ts";
 import { toJsonValue } from "../../threads/state.ts";
@@ -18,8 +18,8 @@ export const FINISHED_STREAM_TTL_SECONDS = 3600;
 export interface RunOutcome {
   status: RunStatus | "deleted";
   values: unknown;
-  /** `values` as JSON text, when they were read as text (then `values` is not set). */
-  valuesJson?: string;
+  /** `values` as JSON, when they were read as such (then `values` is not set). */
+  valuesJson?: JsonParts;
   error?: RunError;
 }
 
@@ -34,8 +34,8 @@ export interface RunEnd {
   checkpointValues?: CheckpointValues;
 }
 
-/** `…/wait` body of a finished run, as JSON text. */
-export const outcomeJson = (outcome: RunOutcome): string =>
+/** `…/wait` body of a finished run, as JSON. */
+export const outcomeJson = (outcome: RunOutcome): string | JsonParts =>
   outcome.error
     ? JSON.stringify({ __error__: outcome.error })
     : (outcome.valuesJson ?? JSON.stringify(outcome.values ?? null));
@@ -103,7 +103,7 @@ export async function settleRun(
   // The checkpoint the run's final values were streamed as: the thread keeps the reference.
   const outputAt = result.kind === "done" && !rolledBack ? result.outputAt : undefined;
   // Their JSON as stored, so the graph's objects (a whole conversation) are not converted again.
-  const outputJson = outputAt && (await end.checkpointValues?.json(outputAt));
+  const outputJson = outputAt && (await end.checkpointValues?.jsonParts(outputAt));
   let values = outputJson ? undefined : result.values;
   if (!run.kwargs.temporary) {
     // After a rollback the thread is what its earlier state says (values, pending interrupts).
@@ -146,7 +146,7 @@ export async function settleRun(
         updated_at: new Date().toISOString(),
         run_started_at: end.startedAt,
         run_ended_at: new Date().toISOString(),
-        values: values ?? (outputJson ? JSON.parse(outputJson) : null),
+        values: values ?? (outputJson ? JSON.parse(jsonText(outputJson)) : null),
         ...(error && { error: error.message }),
       },
       ctx.logger,

@@ -1,0 +1,57 @@
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { describe, expect, it } from "vitest";
+import { FastJsonPlusSerializer } from "../checkpoint/serde.ts";
+import { toJsonValue } from "../threads/state.ts";
+import { StoredListJson } from "./stored-json.ts";
+
+const serde = new FastJsonPlusSerializer();
+const message = (i: number): BaseMessage =>
+  i % 2 === 0
+    ? new HumanMessage({ id: `h${i}`, content: `question ${i} — “quoted” ✓` })
+    : new AIMessage({ id: `a${i}`, content: [{ type: "text", text: `answer ${i}` }], tool_calls: [] });
+
+/** Each message's stored text, as the checkpointer keeps it. */
+async function textsOf(messages: BaseMessage[]): Promise<Buffer[]> {
+  return Promise.all(messages.map(async (m) => Buffer.from((await serde.dumpsTyped(m))[1])));
+}
+
+describe("StoredListJson", () => {
+  it("is the JSON of the loaded list, when it grows, shrinks, changes in its middle or is empty", async () => {
+    const lists = new StoredListJson(serde);
+    const messages = Array.from({ length: 10 }, (_, i) => message(i));
+    const texts = await textsOf(messages);
+    const cases: [string, BaseMessage[], Buffer[]][] = [
+      ["first", messages, texts],
+      ["appended", [...messages, message(10)], [...texts, ...(await textsOf([message(10)]))]],
+      [
+        "appended again",
+        [...messages, message(10), message(11)],
+        [...texts, ...(await textsOf([message(10), message(11)]))],
+      ],
+      [
+        "replaced in the middle",
+        [...messages.slice(0, 4), message(40), ...messages.slice(5)],
+        [...texts.slice(0, 4), ...(await textsOf([message(40)])), ...texts.slice(5)],
+      ],
+      ["shrunk", messages.slice(0, 3), texts.slice(0, 3)],
+      ["empty", [], []],
+      ["one", [messages[0] as BaseMessage], texts.slice(0, 1)],
+    ];
+    for (const [what, list, listTexts] of cases) {
+      const bytes = await lists.bytes("thread\0\0messages", listTexts);
+      expect(bytes.toString(), what).toBe(JSON.stringify(list.map(toJsonValue)));
+    }
+  });
+
+  it("answers the same list again with the same bytes, and keeps lists of other channels apart", async () => {
+    const lists = new StoredListJson(serde);
+    const texts = await textsOf([message(0), message(1)]);
+    const first = await lists.bytes("a\0\0messages", texts);
+    expect(await lists.bytes("a\0\0messages", texts)).toBe(first);
+    const other = await textsOf([message(2)]);
+    expect((await lists.bytes("b\0\0messages", other)).toString()).toBe(JSON.stringify([toJsonValue(message(2))]));
+    expect((await lists.bytes("a\0\0messages", [...texts, ...other])).toString()).toBe(
+      JSON.stringify([message(0), message(1), message(2)].map(toJsonValue)),
+    );
+  });
+});
