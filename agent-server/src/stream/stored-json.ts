@@ -8,9 +8,6 @@ const OPEN = 0x5b;
 const COMMA = 0x2c;
 const CLOSE = 0x5d;
 
-/** The API JSON of each stored item text, for as long as the text is kept (`storedItemTexts`). */
-const itemJson = new WeakMap<Buffer, Buffer>();
-
 /** A list's items' stored texts, its API JSON, and where each item's JSON ends in it. */
 interface ListJson {
   texts: readonly Buffer[];
@@ -18,11 +15,16 @@ interface ListJson {
   ends: number[];
 }
 
+/** The JSON of a list's `index`th item, in its bytes. */
+const itemOf = ({ bytes, ends }: ListJson, index: number) =>
+  bytes.subarray(index === 0 ? 1 : (ends[index - 1] as number) + 1, ends[index]);
+
 /**
- * The API JSON of a list (a conversation) from its items' stored texts, as UTF-8: each item's
- * JSON is made once and kept with its text, and a list that starts with the items of the one
- * made before for the same channel copies that one's bytes up to there. A run adding a message
- * to a long conversation then converts one message and copies the rest in one piece.
+ * The API JSON of a list (a conversation) from its items' stored texts, as UTF-8. A list that
+ * starts with the items of the one made before for the same channel copies that one's bytes up
+ * to there, and takes the JSON of its other items that list had (the same texts) from it too:
+ * a run adding a message to a long conversation converts one message and copies the rest in
+ * one piece, and nothing is kept per message.
  */
 export class StoredListJson {
   readonly #serde: SerializerProtocol;
@@ -40,9 +42,13 @@ export class StoredListJson {
     let shared = 0;
     if (before) while (shared < texts.length && texts[shared] === before.texts[shared]) shared++;
     const items: Buffer[] = [];
+    let earlier: Map<Buffer, number> | undefined;
     for (let i = shared; i < texts.length; i++) {
       const text = texts[i] as Buffer;
-      items.push(itemJson.get(text) ?? (await this.#itemJson(text)));
+      // Past a change in the middle (a removal, a replacement), most items are still the earlier list's.
+      earlier ??= before ? new Map(before.texts.map((item, index) => [item, index])) : new Map();
+      const index = earlier.get(text);
+      items.push(index === undefined || !before ? await this.#itemJson(text) : itemOf(before, index));
     }
     // Up to the end of the last shared item (just the opening bracket when none is shared).
     const head = shared > 0 && before ? (before.ends[shared - 1] as number) : 1;
@@ -65,8 +71,6 @@ export class StoredListJson {
   }
 
   async #itemJson(text: Buffer): Promise<Buffer> {
-    const json = Buffer.from(JSON.stringify(toJsonValue(await this.#serde.loadsTyped("json", text))));
-    itemJson.set(text, json);
-    return json;
+    return Buffer.from(JSON.stringify(toJsonValue(await this.#serde.loadsTyped("json", text))));
   }
 }
