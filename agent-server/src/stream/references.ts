@@ -103,7 +103,7 @@ export class CheckpointValues {
       else {
         const texts = this.#checkpointer.storedItemTexts?.(checkpoint, key);
         if (!texts) return undefined;
-        parts.push(await this.#lists.bytes(`${checkpoint.thread_id}\0${checkpoint.checkpoint_ns}\0${key}`, texts));
+        parts.push(...(await this.#lists.json(`${checkpoint.thread_id}\0${checkpoint.checkpoint_ns}\0${key}`, texts)));
       }
     }
     parts.push(Buffer.from(parts.length === 0 ? "{}" : "}"));

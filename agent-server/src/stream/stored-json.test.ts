@@ -2,6 +2,7 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import { describe, expect, it } from "vitest";
 import { FastJsonPlusSerializer } from "../checkpoint/serde.ts";
 import { toJsonValue } from "../threads/state.ts";
+import { jsonText } from "./references.ts";
 import { StoredListJson } from "./stored-json.ts";
 
 const serde = new FastJsonPlusSerializer();
@@ -37,20 +38,26 @@ describe("StoredListJson", () => {
       ["empty", [], []],
       ["one", [messages[0] as BaseMessage], texts.slice(0, 1)],
     ];
+    const made = [];
     for (const [what, list, listTexts] of cases) {
-      const bytes = await lists.bytes("thread\0\0messages", listTexts);
-      expect(bytes.toString(), what).toBe(JSON.stringify(list.map(toJsonValue)));
+      const json = await lists.json("thread\0\0messages", listTexts);
+      expect(jsonText(json), what).toBe(JSON.stringify(list.map(toJsonValue)));
+      made.push(json);
+    }
+    // Later versions appended in the same buffer: what earlier ones answered is unchanged.
+    for (const [i, [what, list]] of cases.entries()) {
+      expect(jsonText(made[i] ?? []), what).toBe(JSON.stringify(list.map(toJsonValue)));
     }
   });
 
   it("answers the same list again with the same bytes, and keeps lists of other channels apart", async () => {
     const lists = new StoredListJson(serde);
     const texts = await textsOf([message(0), message(1)]);
-    const first = await lists.bytes("a\0\0messages", texts);
-    expect(await lists.bytes("a\0\0messages", texts)).toBe(first);
+    const [first] = await lists.json("a\0\0messages", texts);
+    expect((await lists.json("a\0\0messages", texts))[0]).toBe(first);
     const other = await textsOf([message(2)]);
-    expect((await lists.bytes("b\0\0messages", other)).toString()).toBe(JSON.stringify([toJsonValue(message(2))]));
-    expect((await lists.bytes("a\0\0messages", [...texts, ...other])).toString()).toBe(
+    expect(jsonText(await lists.json("b\0\0messages", other))).toBe(JSON.stringify([toJsonValue(message(2))]));
+    expect(jsonText(await lists.json("a\0\0messages", [...texts, ...other]))).toBe(
       JSON.stringify([message(0), message(1), message(2)].map(toJsonValue)),
     );
   });

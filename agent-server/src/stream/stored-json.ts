@@ -1,30 +1,44 @@
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { LruCache } from "../storage/lru-cache.ts";
 import { toJsonValue } from "../threads/state.ts";
+import type { JsonParts } from "./references.ts";
 
 /** Lists whose JSON was made from their items' texts a first time: the latest of many threads. */
 const RECENT_LISTS = 256;
+/** Room a list's buffer leaves for the items later versions append, as a share of its length. */
+const SPARE = 0.5;
 const OPEN = 0x5b;
 const COMMA = 0x2c;
-const CLOSE = 0x5d;
+const CLOSE = Buffer.from("]");
 
-/** A list's items' stored texts, its API JSON, and where each item's JSON ends in it. */
+/**
+ * A buffer that lists of one channel are written into, each version appending to the one
+ * before: `used` is the end of the last one, past which nothing any version reads was written.
+ */
+interface Store {
+  buffer: Buffer;
+  used: number;
+}
+
+/** A list's items' stored texts, its API JSON but the closing bracket, and where each item's JSON ends in it. */
 interface ListJson {
   texts: readonly Buffer[];
-  bytes: Buffer;
+  open: Buffer;
   ends: number[];
+  store: Store;
 }
 
 /** The JSON of a list's `index`th item, in its bytes. */
-const itemOf = ({ bytes, ends }: ListJson, index: number) =>
-  bytes.subarray(index === 0 ? 1 : (ends[index - 1] as number) + 1, ends[index]);
+const itemOf = ({ open, ends }: ListJson, index: number) =>
+  open.subarray(index === 0 ? 1 : (ends[index - 1] as number) + 1, ends[index]);
 
 /**
  * The API JSON of a list (a conversation) from its items' stored texts, as UTF-8. A list that
- * starts with the items of the one made before for the same channel copies that one's bytes up
- * to there, and takes the JSON of its other items that list had (the same texts) from it too:
- * a run adding a message to a long conversation converts one message and copies the rest in
- * one piece, and nothing is kept per message.
+ * starts with the items of the one made before for the same channel keeps that one's bytes up
+ * to there (in the same buffer when it only adds items, else copied in one piece), and takes
+ * the JSON of its other items that list had (the same texts) from it too: a run adding a
+ * message to a long conversation converts one message and writes only its JSON, and nothing is
+ * kept per message.
  */
 export class StoredListJson {
   readonly #serde: SerializerProtocol;
@@ -36,9 +50,14 @@ export class StoredListJson {
   }
 
   /** `listKey`: the thread, namespace and channel the list is the value of. */
-  async bytes(listKey: string, texts: readonly Buffer[]): Promise<Buffer> {
+  async json(listKey: string, texts: readonly Buffer[]): Promise<JsonParts> {
     const before = this.#lists.get(listKey);
-    if (before?.texts === texts) return before.bytes;
+    const list = before?.texts === texts ? before : await this.#make(texts, before);
+    this.#lists.set(listKey, list);
+    return [list.open, CLOSE];
+  }
+
+  async #make(texts: readonly Buffer[], before: ListJson | undefined): Promise<ListJson> {
     let shared = 0;
     if (before) while (shared < texts.length && texts[shared] === before.texts[shared]) shared++;
     const items: Buffer[] = [];
@@ -52,22 +71,25 @@ export class StoredListJson {
     }
     // Up to the end of the last shared item (just the opening bracket when none is shared).
     const head = shared > 0 && before ? (before.ends[shared - 1] as number) : 1;
-    let length = head + 1;
-    for (const item of items) length += item.length + 1;
-    if (shared === 0 && items.length > 0) length--;
-    const bytes = Buffer.allocUnsafe(Math.max(length, 2));
-    if (shared > 0 && before) before.bytes.copy(bytes, 0, 0, head);
-    else bytes[0] = OPEN;
+    let length = head;
+    for (const [i, item] of items.entries()) length += item.length + (shared > 0 || i > 0 ? 1 : 0);
+    // Appended in place when the list only adds items to the one before, and that one is its buffer's last.
+    const appending = before && shared === before.texts.length && before.store.used === before.open.length;
+    let store = appending ? before.store : undefined;
+    if (!store || store.buffer.length < length) {
+      store = { buffer: Buffer.allocUnsafe(Math.ceil(length * (1 + SPARE))), used: 0 };
+      if (shared > 0 && before) before.open.copy(store.buffer, 0, 0, head);
+      else store.buffer[0] = OPEN;
+    }
     const ends = before ? before.ends.slice(0, shared) : [];
     let offset = head;
     for (const [i, item] of items.entries()) {
-      if (shared > 0 || i > 0) bytes[offset++] = COMMA;
-      offset += item.copy(bytes, offset);
+      if (shared > 0 || i > 0) store.buffer[offset++] = COMMA;
+      offset += item.copy(store.buffer, offset);
       ends.push(offset);
     }
-    bytes[offset] = CLOSE;
-    this.#lists.set(listKey, { texts, bytes, ends });
-    return bytes;
+    store.used = offset;
+    return { texts, open: store.buffer.subarray(0, offset), ends, store };
   }
 
   async #itemJson(text: Buffer): Promise<Buffer> {

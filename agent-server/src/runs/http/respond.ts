@@ -108,5 +108,8 @@ export async function respondWithOutcome(service: RunService, res: Response, run
   if (!outcome) return;
   const body = outcomeJson(outcome);
   if (!started) res.writeHead(200, { "Content-Type": "application/json", ...options.headers });
-  res.end(typeof body === "string" ? body : Buffer.concat(body));
+  if (typeof body === "string") return void res.end(body);
+  // Piece by piece: a long conversation's JSON is one of them, sent without copying it again.
+  for (const part of body) res.write(part);
+  res.end();
 }
