@@ -18,7 +18,7 @@ export const FINISHED_STREAM_TTL_SECONDS = 3600;
 export interface RunOutcome {
   status: RunStatus | "deleted";
   values: unknown;
-  /** `values` as JSON, when they were read as such (then `values` is not set). */
+  /** `values` as JSON, when they were read as such (then `values` parses it when read). */
   valuesJson?: JsonParts;
   error?: RunError;
 }
@@ -32,6 +32,19 @@ export interface RunEnd {
   thread?: Thread;
   /** Reads values sent as a reference (`outputAt`) as JSON text. */
   checkpointValues?: CheckpointValues;
+}
+
+/** An outcome whose values are parsed from their JSON when something reads them (`…/wait` sends the JSON). */
+function outcomeOfJson(status: RunOutcome["status"], json: JsonParts): RunOutcome {
+  let parsed: { values: unknown } | undefined;
+  return {
+    status,
+    valuesJson: json,
+    get values() {
+      parsed ??= { values: JSON.parse(jsonText(json)) };
+      return parsed.values;
+    },
+  };
 }
 
 /** `…/wait` body of a finished run, as JSON. */
@@ -128,7 +141,7 @@ export async function settleRun(
       ? result.output
       : values;
   const outcome: RunOutcome = outputJson
-    ? { status, values: undefined, valuesJson: outputJson }
+    ? outcomeOfJson(status, outputJson)
     : { status, values: output ?? null, ...(error && { error }) };
   // The log's readers get the values from the checkpoint they were streamed as (`stream/references.ts`).
   const closing = {
