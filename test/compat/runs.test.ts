@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "@langchain/langgraph-sdk";
 import { createClient } from "redis";
 import { describe, expect, it } from "vitest";
@@ -192,7 +193,8 @@ sdkSuites.concurrent((sdk) => {
     await servers.compare(sdk, async ({ client, server }) => {
       const { thread_id: id } = await client.threads.create();
       if (server.kind === "ours") ours = id;
-      // Queued at once and run one after the other (the reference's wait takes ~0.5 s a run).
+      // Each queued once the one before has started: with several pending, the reference may
+      // start them out of order (docs/compatibility.md). A wait per run would take ~0.5 s each there.
       let last = "";
       for (let i = 0; i < 45; i++) {
         const run = await client.runs.create(id, "counter", {
@@ -201,6 +203,7 @@ sdkSuites.concurrent((sdk) => {
           multitaskStrategy: "enqueue",
         });
         last = run.run_id;
+        while ((await client.runs.get(id, last)).status === "pending") await sleep(10);
       }
       await client.runs.join(id, last);
       const states = await client.threads.getHistory(id, { limit: 1000 });
