@@ -3,8 +3,8 @@ import { LruCache } from "../storage/lru-cache.ts";
 import { toJsonValue } from "../threads/state.ts";
 import type { JsonParts } from "./references.ts";
 
-/** Lists whose JSON was made from their items' texts a first time: the latest of many threads. */
-const RECENT_LISTS = 256;
+/** Bytes of the lists' JSON kept for their next versions (the latest of each thread's, least recently used out first). */
+const RECENT_LIST_BYTES = 32 * 2 ** 20;
 /** Room a list's buffer leaves for the items later versions append, as a share of its length. */
 const SPARE = 0.5;
 const OPEN = 0x5b;
@@ -43,7 +43,7 @@ const itemOf = ({ open, ends }: ListJson, index: number) =>
 export class StoredListJson {
   readonly #serde: SerializerProtocol;
   /** The latest list made per thread, namespace and channel: the next version mostly repeats it. */
-  readonly #lists = new LruCache<ListJson>(RECENT_LISTS);
+  readonly #lists = new LruCache<ListJson>(RECENT_LIST_BYTES, (list) => list.store.buffer.length);
 
   constructor(serde: SerializerProtocol) {
     this.#serde = serde;
