@@ -6,6 +6,8 @@
  * The delta is on the serialised bytes, so it holds for any serde and any channel type.
  */
 
+import { getHeapStatistics } from "node:v8";
+
 /** What a delta frame's header holds besides the serde type. */
 export interface DeltaHeader {
   type: string;
@@ -151,6 +153,13 @@ function slice(pieces: Buffer[], start: number, end: number): Buffer[] {
 const itemsHeap = (version: KnownVersion) => version.bytes.length * 7;
 
 /**
+ * The items' budget: a sixteenth of V8's heap limit (which Node sizes from the memory of the
+ * machine or the container), at least 64 MiB. A fixed 64 MiB held ~29 conversations of 1,000
+ * messages: a process serving a few more of them round-robin missed on every read.
+ */
+const DEFAULT_ITEMS_HEAP = Math.max(64 * 2 ** 20, Math.floor(getHeapStatistics().heap_size_limit / 16));
+
+/**
  * The latest version of each (scope, channel) this process wrote or read, so the next version is
  * written as a delta against it without reading it back. Bounded in bytes, least recently used
  * out first; a miss only means a full copy is written. Values below `MIN_DELTA_BYTES` are not kept.
@@ -169,7 +178,7 @@ export class KnownVersions {
   readonly #withItems = new Set<KnownVersion>();
   #itemsHeap = 0;
 
-  constructor(maxBytes = 32 * 2 ** 20, maxEntries = 4096, maxItemsHeap = 64 * 2 ** 20) {
+  constructor(maxBytes = 32 * 2 ** 20, maxEntries = 4096, maxItemsHeap = DEFAULT_ITEMS_HEAP) {
     this.#maxBytes = maxBytes;
     this.#maxEntries = maxEntries;
     this.#maxItemsHeap = maxItemsHeap;
