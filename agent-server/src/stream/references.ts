@@ -25,6 +25,33 @@ export type JsonParts = readonly Buffer[];
 /** The text of JSON in pieces. */
 export const jsonText = (parts: JsonParts) => Buffer.concat(parts).toString();
 
+/**
+ * `target` with `values` parsed from `json` the first time it is read (an ordinary property
+ * from then on, which `parsed` is told of): a long conversation's state is parsed only by a
+ * reader that looks at it.
+ */
+export function valuesParsedWhenRead<T extends { values: unknown }>(
+  target: T,
+  json: JsonParts,
+  parsed?: (values: T["values"]) => void,
+): T {
+  const settle = (value: T["values"]) => {
+    Object.defineProperty(target, "values", { value, writable: true, enumerable: true, configurable: true });
+  };
+  Object.defineProperty(target, "values", {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const value = JSON.parse(jsonText(json)) as T["values"];
+      settle(value);
+      parsed?.(value);
+      return value;
+    },
+    set: settle,
+  });
+  return target;
+}
+
 /** Values remembered for checkpoints this process's runs reached: readers here need no Redis read. */
 const REMEMBERED = 16;
 /**
@@ -49,9 +76,9 @@ const eventData = (values: Record<string, unknown>, { keys, inline }: Checkpoint
 
 /**
  * Reads what a `CheckpointValuesRef` stands for, as the JSON the event had: from the stored
- * texts of the checkpoint's lists when this process has just put it (each item's JSON made once
- * and kept with its text), else from the values this process's runs streamed (the same objects
- * the checkpoint was written from), else from the checkpointer.
+ * texts of the checkpoint's lists when this process has just put it (`stored-json.ts`), else
+ * from the values this process's runs streamed (the same objects the checkpoint was written
+ * from), else from the checkpointer.
  */
 export class CheckpointValues {
   readonly #checkpointer: ThreadCheckpointer;

@@ -1,5 +1,10 @@
 import type { JsonObject, Thread, ThreadUpdate } from "../storage/types.ts";
-import { type CheckpointValues, type CheckpointValuesRef, type JsonParts, jsonText } from "../stream/references.ts";
+import {
+  type CheckpointValues,
+  type CheckpointValuesRef,
+  type JsonParts,
+  valuesParsedWhenRead,
+} from "../stream/references.ts";
 import { applyThreadUpdate } from "./records.ts";
 
 /**
@@ -45,7 +50,7 @@ export class ThreadValues {
     this.remember(ref, new UnparsedValues(json));
   }
 
-  /** The values, or their JSON (`withValuesOf` parses it when read); null when the checkpoint is gone. */
+  /** The values, or their JSON (parsed when a reader looks at them); null when the checkpoint is gone. */
   async read(ref: CheckpointValuesRef): Promise<JsonObject | UnparsedValues | null> {
     const known = this.#recent.get(refKey(ref));
     if (known !== undefined) return known;
@@ -93,27 +98,8 @@ export async function materialise(record: StoredThread, values: ThreadValues): P
   const { values_at: ref, ...rest } = record;
   const read = await values.read(ref);
   if (!(read instanceof UnparsedValues)) return { ...rest, values: read };
-  return withValuesOf({ ...rest, values: null }, read.json, (parsed) => values.remember(ref, parsed));
-}
-
-/**
- * `thread` with `values` parsed from `json` when first read: most reads of a thread (a run
- * starting or ending on it) do not look at its values, a long conversation's state.
- */
-function withValuesOf(thread: Thread, json: JsonParts, parsed: (values: JsonObject) => void): Thread {
-  const settle = (value: JsonObject | null) => {
-    Object.defineProperty(thread, "values", { value, writable: true, enumerable: true, configurable: true });
-  };
-  Object.defineProperty(thread, "values", {
-    enumerable: true,
-    configurable: true,
-    get() {
-      const value = JSON.parse(jsonText(json)) as JsonObject;
-      settle(value);
-      parsed(value);
-      return value;
-    },
-    set: settle,
+  // Most reads of a thread (a run starting or ending on it) do not look at its values.
+  return valuesParsedWhenRead<Thread>({ ...rest, values: null }, read.json, (parsed) => {
+    if (parsed) values.remember(ref, parsed);
   });
-  return thread;
 }

@@ -1,7 +1,7 @@
 import type { ServerContext } from "../../context.ts";
 import type { JsonObject, Thread, ThreadStatus } from "../../storage/types.ts";
 import { END_EVENT } from "../../stream/event-log.ts";
-import { type CheckpointValues, type JsonParts, jsonText } from "../../stream/references.ts";
+import { type CheckpointValues, type JsonParts, valuesParsedWhenRead } from "../../stream/references.ts";
 import type { RunEventWriter } from "../../stream/writer.ts";
 import type { ThreadService } from "../../threads/service.ts";
 import { toJsonValue } from "../../threads/state.ts";
@@ -32,19 +32,6 @@ export interface RunEnd {
   thread?: Thread;
   /** Reads values sent as a reference (`outputAt`) as JSON text. */
   checkpointValues?: CheckpointValues;
-}
-
-/** An outcome whose values are parsed from their JSON when something reads them (`…/wait` sends the JSON). */
-function outcomeOfJson(status: RunOutcome["status"], json: JsonParts): RunOutcome {
-  let parsed: { values: unknown } | undefined;
-  return {
-    status,
-    valuesJson: json,
-    get values() {
-      parsed ??= { values: JSON.parse(jsonText(json)) };
-      return parsed.values;
-    },
-  };
 }
 
 /** `…/wait` body of a finished run, as JSON. */
@@ -141,7 +128,7 @@ export async function settleRun(
       ? result.output
       : values;
   const outcome: RunOutcome = outputJson
-    ? outcomeOfJson(status, outputJson)
+    ? valuesParsedWhenRead<RunOutcome>({ status, values: undefined, valuesJson: outputJson }, outputJson)
     : { status, values: output ?? null, ...(error && { error }) };
   // The log's readers get the values from the checkpoint they were streamed as (`stream/references.ts`).
   const closing = {
@@ -159,7 +146,7 @@ export async function settleRun(
         updated_at: new Date().toISOString(),
         run_started_at: end.startedAt,
         run_ended_at: new Date().toISOString(),
-        values: values ?? (outputJson ? JSON.parse(jsonText(outputJson)) : null),
+        values: outputJson ? outcome.values : (values ?? null),
         ...(error && { error: error.message }),
       },
       ctx.logger,
