@@ -6,63 +6,19 @@
  * unchanged: a copy of its data is kept beside the text and compared before each use, so a graph
  * that edits a message in place (`message.content = …`, or deeper) gets it serialised again, as
  * before. That copy is taken from a load of the text, and the loaded object is kept too: the
- * checkpointer hands it out (while it is unchanged) instead of loading the list again. Objects holding anything but plain data (class instances, dates, buffers) below their
- * own fields are never remembered.
+ * checkpointer hands it out (while it is unchanged) instead of loading the list again. Objects
+ * holding anything but plain data (class instances, dates, buffers) below their own fields are
+ * never remembered. The copies and their checks are `shapes.ts`.
  */
 
-/** A copy of plain data: primitives as they are, lists as lists of copies, objects as `Fields`. */
-type Copy = null | boolean | number | string | undefined | Copy[] | Fields | SameAsField;
+import { copyFields, type FieldsCopy, holdsCopy } from "./shapes.ts";
 
-/** An object's own enumerable keys, in order, and copies of their values. */
-class Fields {
-  readonly keys: readonly string[];
-  readonly values: Copy[];
-  constructor(keys: readonly string[], values: Copy[]) {
-    this.keys = keys;
-    this.values = values;
-  }
-}
-
-/**
- * LangChain objects keep their constructor arguments (`lc_kwargs`) beside their fields, mostly
- * the very same objects: such an entry is unchanged when it still is its field (compared on its
- * own), else when it still holds the copied data.
- */
-class SameAsField {
-  readonly copy: Copy;
-  constructor(copy: Copy) {
-    this.copy = copy;
-  }
-}
-
-/**
- * Copies shared by every remembered message: most hold empty lists and objects, and their keys
- * come in a few orders. Shared, a remembered chat message takes a third less heap (7 bytes per
- * serialised byte instead of 10.5), and its check and every garbage collection read fewer objects.
- */
-const EMPTY_LIST: Copy[] = Object.freeze([]) as unknown as Copy[];
-const EMPTY_FIELDS = new Fields(Object.freeze([]), Object.freeze([]) as unknown as Copy[]);
-const SAME_AS_EMPTY_LIST = new SameAsField(EMPTY_LIST);
-const SAME_AS_EMPTY_FIELDS = new SameAsField(EMPTY_FIELDS);
-const keyOrders = new Map<string, readonly string[]>();
-const MAX_KEY_ORDERS = 1024;
-
-/** `keys` as a list shared with every earlier copy of the same keys in the same order. */
-function sharedKeys(keys: string[]): readonly string[] {
-  const order = JSON.stringify(keys);
-  const shared = keyOrders.get(order);
-  if (shared) return shared;
-  if (keyOrders.size < MAX_KEY_ORDERS) keyOrders.set(order, Object.freeze(keys));
-  return keys;
-}
-
-interface Remembered {
+/** With the copy of the object's own fields as they were when `bytes` were made (one object less to read per check). */
+interface Remembered extends FieldsCopy {
   /** The object's serialised text, as UTF-8. */
   bytes: Buffer;
   /** The object's class when it was remembered. */
   type: unknown;
-  /** The object's own fields, as they were when `bytes` were made. */
-  fields: Fields;
   /** What loading `bytes` built (the object itself when it was loaded). */
   loaded: object;
 }
@@ -91,92 +47,6 @@ export interface ListItems {
 
 const listItems = new WeakMap<Uint8Array, ListItems>();
 
-/** Nesting beyond this is not copied (the object is then never remembered). */
-const MAX_DEPTH = 32;
-
-const isPlainObject = (value: object) => Object.getPrototypeOf(value) === Object.prototype;
-
-/** A copy of plain data, or undefined when there is anything else in it (a date, a class instance). */
-function copyOf(value: unknown, depth: number): { value: Copy } | undefined {
-  if (value === null || value === undefined) return { value };
-  const kind = typeof value;
-  if (kind === "string" || kind === "number" || kind === "boolean") return { value: value as Copy };
-  if (kind !== "object" || depth > MAX_DEPTH) return undefined;
-  if (Array.isArray(value)) {
-    if (value.length === 0) return { value: EMPTY_LIST };
-    const items: Copy[] = [];
-    for (let i = 0; i < value.length; i++) {
-      const copied = copyOf(value[i], depth + 1);
-      if (!copied) return undefined;
-      items.push(copied.value);
-    }
-    return { value: items };
-  }
-  return isPlainObject(value as object) ? fieldsOf(value as Record<string, unknown>, depth) : undefined;
-}
-
-/** An own enumerable field: one that `sameFields` compares. */
-const isOwnField = (value: object, key: string) => Object.prototype.propertyIsEnumerable.call(value, key);
-
-/** `owner`: the LangChain object whose `lc_kwargs` these are. */
-function fieldsOf(value: Record<string, unknown>, depth: number, owner?: Record<string, unknown>) {
-  const keys: string[] = [];
-  const values: Copy[] = [];
-  for (const key in value) {
-    const item = value[key];
-    let copied: { value: Copy } | undefined;
-    copied = key === "lc_kwargs" && depth === 0 ? kwargsOf(item, value) : copyOf(item, depth + 1);
-    if (!copied) return undefined;
-    if (owner && typeof item === "object" && item !== null && owner[key] === item && isOwnField(owner, key))
-      copied = { value: sameAsField(copied.value) };
-    keys.push(key);
-    values.push(copied.value);
-  }
-  return { value: keys.length === 0 ? EMPTY_FIELDS : new Fields(sharedKeys(keys), values) };
-}
-
-const sameAsField = (copy: Copy) =>
-  copy === EMPTY_LIST ? SAME_AS_EMPTY_LIST : copy === EMPTY_FIELDS ? SAME_AS_EMPTY_FIELDS : new SameAsField(copy);
-
-const kwargsOf = (kwargs: unknown, owner: Record<string, unknown>) =>
-  typeof kwargs === "object" && kwargs !== null && isPlainObject(kwargs)
-    ? fieldsOf(kwargs as Record<string, unknown>, 1, owner)
-    : undefined;
-
-/** Whether `live` still holds the data `copy` was taken from. */
-function same(live: unknown, copy: Copy): boolean {
-  if (live === copy) return true;
-  if (typeof live !== "object" || live === null) return false;
-  if (copy instanceof Fields) return !Array.isArray(live) && isPlainObject(live) && sameFields(live, copy);
-  if (!Array.isArray(copy) || !Array.isArray(live) || live.length !== copy.length) return false;
-  for (let i = 0; i < copy.length; i++) if (!same(live[i], copy[i])) return false;
-  return true;
-}
-
-/** Same keys in the same order, same values; `owner` as in `fieldsOf`. */
-function sameFields(live: object, copy: Fields, owner?: Record<string, unknown>): boolean {
-  const { keys, values } = copy;
-  let n = 0;
-  for (const key in live) {
-    if (keys[n] !== key) return false;
-    const value = (live as Record<string, unknown>)[key];
-    const expected = values[n] as Copy;
-    if (expected instanceof SameAsField) {
-      if (owner?.[key] !== value && !same(value, expected.copy)) return false;
-    } else if (expected instanceof Fields && key === "lc_kwargs" && !owner) {
-      const kwargs = value as object;
-      if (
-        typeof kwargs !== "object" ||
-        kwargs === null ||
-        !sameFields(kwargs, expected, live as Record<string, unknown>)
-      )
-        return false;
-    } else if (!same(value, expected)) return false;
-    n++;
-  }
-  return n === keys.length;
-}
-
 /** A LangChain serialisable object: its JSON comes from `toJSON()` over its own fields. */
 const isSerializable = (item: object) =>
   (item as { lc_serializable?: unknown }).lc_serializable === true &&
@@ -187,7 +57,7 @@ const isSerializable = (item: object) =>
 export function known(item: object): Known | undefined {
   const entry = remembered.get(item);
   if (!entry) return undefined;
-  if (item.constructor === entry.type && sameFields(item, entry.fields)) return entry;
+  if (item.constructor === entry.type && holdsCopy(item, entry)) return entry;
   remembered.delete(item);
   return undefined;
 }
@@ -204,12 +74,13 @@ export function rememberText(item: object, text: string, codec: TextCodec): bool
   if (!isSerializable(item)) return false;
   const loaded = codec.load(text);
   if (typeof loaded !== "object" || loaded === null || loaded.constructor.name !== item.constructor.name) return false;
-  const fields = fieldsOf(loaded as Record<string, unknown>, 0);
-  if (!fields || !sameFields(item, fields.value)) return false;
+  const fields = copyFields(loaded);
+  if (!fields || !holdsCopy(item, fields)) return false;
   if (loaded.constructor !== item.constructor && codec.dump(loaded) !== text) return false;
   const bytes = Buffer.from(text);
-  remembered.set(item, { bytes, type: item.constructor, fields: fields.value, loaded });
-  remembered.set(loaded, { bytes, type: loaded.constructor, fields: fields.value, loaded });
+  const { shape, leaves } = fields;
+  remembered.set(item, { bytes, type: item.constructor, shape, leaves, loaded });
+  remembered.set(loaded, { bytes, type: loaded.constructor, shape, leaves, loaded });
   return true;
 }
 
