@@ -92,10 +92,32 @@ describe("remembered message texts", () => {
       [...conversation(), { when: new Date(0) }, new Map([["a", 1]]), new Set([1])],
       [...conversation(), undefined, () => 1, "text", 2],
       [...conversation(), cyclic],
+      [{ first: "an object" }, 1, "two", null, undefined, 3, true, 4.5, [6]],
     ];
     for (const list of lists) {
       expect(await text(fast, list)).toBe(await text(stock, list));
       expect(await text(fast, list)).toBe(await text(stock, list));
+    }
+  });
+
+  it("writes a conversation's next versions as JsonPlusSerializer does, across additions, forks and removals", async () => {
+    const fast = new FastJsonPlusSerializer();
+    const messages = conversation();
+    const more = (id: string) => new HumanMessage({ id, content: `more ${id}` });
+    const versions: unknown[][] = [
+      messages,
+      [...messages, more("m1")],
+      [...messages, more("m1"), more("m2")],
+      // A fork from the middle, then the longer branch again: each starts like the one before it.
+      [...messages.slice(0, 5), more("f1")],
+      [...messages, more("m1"), more("m2"), more("m3")],
+      // The same first message, then fewer, then a replacement in the middle.
+      messages.slice(0, 9),
+      [...messages.slice(0, 4), more("r1"), ...messages.slice(5)],
+      messages.slice(1),
+    ];
+    for (const [i, version] of versions.entries()) {
+      expect(await text(fast, version), `version ${i}`).toBe(await text(stock, version));
     }
   });
 

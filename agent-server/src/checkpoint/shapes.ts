@@ -17,6 +17,8 @@
  * (docs/design/checkpoint-layout.md).
  */
 
+import { LruCache } from "../storage/lru-cache.ts";
+
 /** A primitive, compared by `===`. */
 const LEAF = 0;
 const LIST = 1;
@@ -64,21 +66,22 @@ function inline(): never {
   throw new Error("compared inline by its parent's check");
 }
 
-const shapes = new Map<string, Shape>();
 /**
- * Layouts are kept for the life of the process, each with its compiled check: past this many, an
- * object of a new layout is not remembered (it is serialised each time, as before remembering).
+ * The layouts met lately, least recently used out first: a graph with ever new keys (tool
+ * arguments) cannot grow it. A copy holds its layout, so a forgotten one still checks the
+ * copies made with it; the next object of that layout gets a layout (and a compiled check) anew.
  */
-const MAX_SHAPES = 4096;
+const shapes = new LruCache<Shape>(4096);
+let nextId = 0;
 
-function shapeOf(kind: number, keys: readonly string[], children: readonly Shape[]): Shape | undefined {
+function shapeOf(kind: number, keys: readonly string[], children: readonly Shape[]): Shape {
   const key = `${kind}${JSON.stringify(keys)}${children.map((child) => child.id).join(",")}`;
   let shape = shapes.get(key);
-  if (!shape && shapes.size < MAX_SHAPES) shapes.set(key, (shape = new Shape(kind, keys, children, shapes.size)));
+  if (!shape) shapes.set(key, (shape = new Shape(kind, keys, children, nextId++)));
   return shape;
 }
 
-const LEAF_SHAPE = shapeOf(LEAF, [], []) as Shape;
+const LEAF_SHAPE = new Shape(LEAF, [], [], nextId++);
 
 /** Nesting beyond this is not copied (the object is then never remembered). */
 const MAX_DEPTH = 32;
@@ -139,7 +142,7 @@ export interface FieldsCopy {
   readonly leaves: readonly unknown[];
 }
 
-/** A copy of `object`'s fields, or undefined when they hold anything but plain data (or the layouts are full). */
+/** A copy of `object`'s fields, or undefined when they hold anything but plain data. */
 export function copyFields(object: object): FieldsCopy | undefined {
   const leaves: unknown[] = [];
   const shape = fieldsOf(object as Record<string, unknown>, 0, leaves);
