@@ -61,13 +61,15 @@ export class StoredListJson {
     let shared = 0;
     if (before) while (shared < texts.length && texts[shared] === before.texts[shared]) shared++;
     const items: Buffer[] = [];
-    let earlier: Map<Buffer, number> | undefined;
+    // Past a change in the middle (a removal, a replacement), most items are still the earlier
+    // list's, found by text. A list that only adds items has none of them past its shared start:
+    // no lookup is built for it (one over a long conversation was a run's largest garbage).
+    const changed = before && shared < before.texts.length ? before : undefined;
+    const earlier = changed && new Map(changed.texts.map((item, index) => [item, index]));
     for (let i = shared; i < texts.length; i++) {
       const text = texts[i] as Buffer;
-      // Past a change in the middle (a removal, a replacement), most items are still the earlier list's.
-      earlier ??= before ? new Map(before.texts.map((item, index) => [item, index])) : new Map();
-      const index = earlier.get(text);
-      items.push(index === undefined || !before ? await this.#itemJson(text) : itemOf(before, index));
+      const index = earlier?.get(text);
+      items.push(index === undefined || !changed ? await this.#itemJson(text) : itemOf(changed, index));
     }
     // Up to the end of the last shared item (just the opening bracket when none is shared).
     const head = shared > 0 && before ? (before.ends[shared - 1] as number) : 1;
@@ -81,12 +83,14 @@ export class StoredListJson {
       if (shared > 0 && before) before.open.copy(store.buffer, 0, 0, head);
       else store.buffer[0] = OPEN;
     }
-    const ends = before ? before.ends.slice(0, shared) : [];
+    // Sized once: kept until the next version, a list grown by `push` left its outgrown copies behind.
+    const ends: number[] = new Array(texts.length);
+    for (let i = 0; i < shared; i++) ends[i] = before?.ends[i] as number;
     let offset = head;
     for (const [i, item] of items.entries()) {
       if (shared > 0 || i > 0) store.buffer[offset++] = COMMA;
       offset += item.copy(store.buffer, offset);
-      ends.push(offset);
+      ends[shared + i] = offset;
     }
     store.used = offset;
     return { texts, open: store.buffer.subarray(0, offset), ends, store };
