@@ -213,11 +213,10 @@ function stringifyList(items: readonly unknown[]): { bytes: Buffer; parts: Buffe
   return { bytes: joinList(parts), parts, loaded };
 }
 
-/** A list's bytes, its items' texts, and where each item's text ends in the bytes. */
+/** A list's bytes and its items' texts. */
 interface JoinedList {
   bytes: Buffer;
   texts: readonly Buffer[];
-  ends: readonly number[];
 }
 
 /**
@@ -230,7 +229,7 @@ const latestByFirstText = new WeakMap<Buffer, JoinedList>();
 /**
  * `[a,b,…]` from the items' bytes. The items it shares at its start with the latest list that
  * began with the same text are copied from that list's bytes at once; the others one by one.
- * Copied an item at a time, a 1,000-message conversation cost ~150 µs a checkpoint.
+ * Copied an item at a time, a 1,000-message conversation took ~0.15 – 0.2 ms a checkpoint.
  */
 function joinList(parts: Buffer[]): Buffer {
   const first = parts[0] as Buffer;
@@ -240,23 +239,24 @@ function joinList(parts: Buffer[]): Buffer {
     const limit = Math.min(parts.length, previous.texts.length);
     while (shared < limit && parts[shared] === previous.texts[shared]) shared++;
   }
-  // Up to the end of the last shared item, or the opening bracket.
-  const head = previous && shared > 0 ? (previous.ends[shared - 1] as number) : 1;
+  // Up to the end of the last shared item, or the opening bracket. All of the previous list but
+  // its closing bracket when this one only adds to it (a conversation's usual next version);
+  // else summed, rather than keeping every list's offsets for the rarer edit in the middle.
+  let head = 1;
+  if (previous && shared === previous.texts.length) head = previous.bytes.length - 1;
+  else for (let i = 0; i < shared; i++) head += (parts[i] as Buffer).length + (i > 0 ? 1 : 0);
   let length = head + 1;
   for (let i = shared; i < parts.length; i++) length += (parts[i] as Buffer).length + (i > 0 ? 1 : 0);
   const bytes = Buffer.allocUnsafe(length);
   if (previous && shared > 0) previous.bytes.copy(bytes, 0, 0, head);
   else bytes[0] = 0x5b;
-  const ends: number[] = new Array(parts.length);
-  for (let i = 0; i < shared; i++) ends[i] = previous?.ends[i] as number;
   let offset = head;
   for (let i = shared; i < parts.length; i++) {
     if (i > 0) bytes[offset++] = 0x2c;
     offset += (parts[i] as Buffer).copy(bytes, offset);
-    ends[i] = offset;
   }
   bytes[offset] = 0x5d;
-  latestByFirstText.set(first, { bytes, texts: parts, ends });
+  latestByFirstText.set(first, { bytes, texts: parts });
   return bytes;
 }
 
