@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
+  appendedDelta,
   applyChain,
+  bytesOf,
   commonPrefix,
   commonSuffix,
   deltaAgainst,
@@ -14,6 +16,7 @@ const known = (text: string, depth = 0, chainBytes = 0): KnownVersion => ({
   field: "messages\n1.5",
   type: "json",
   bytes: Buffer.from(text),
+  size: Buffer.byteLength(text),
   depth,
   chainBytes,
 });
@@ -89,6 +92,45 @@ describe("channel value deltas", () => {
     expect(replaced?.payload.length).toBeLessThan(50);
   });
 
+  it("finds an appended list's delta from its items' texts, as deltaAgainst finds it from the bytes", () => {
+    const texts = Array.from({ length: 30 }, (_, i) =>
+      Buffer.from(JSON.stringify({ id: i, text: "words ".repeat(10) })),
+    );
+    const held = texts.slice(0, 28);
+    const size = Buffer.byteLength(`[${held.map(String).join(",")}]`);
+    // No bytes: they are joined from the texts when something needs them.
+    const base: KnownVersion = { field: "messages\n1", type: "json", itemTexts: held, size, depth: 3, chainBytes: 100 };
+    const next = [...texts.slice(0, 28), ...texts.slice(28)];
+    const appended = appendedDelta(base, next);
+    if (!appended) throw new Error("no delta");
+    const whole = Buffer.from(`[${texts.map(String).join(",")}]`);
+    expect(appended.size).toBe(whole.length);
+    expect(applyChain(bytesOf(base), [appended]).equals(whole)).toBe(true);
+    expect(appended).toEqual({ ...deltaAgainst(base, "json", whole), size: whole.length });
+    // The same list again: an empty delta.
+    expect(applyChain(bytesOf(base), [appendedDelta(base, texts.slice(0, 28)) as never]).equals(bytesOf(base))).toBe(
+      true,
+    );
+  });
+
+  it("finds no appended delta when the list does not start with the base's very texts, or a full copy is due", () => {
+    const texts = Array.from({ length: 30 }, (_, i) => Buffer.from(`"message ${i} ${"words ".repeat(10)}"`));
+    const base = (depth = 0): KnownVersion => ({
+      field: "m\n1",
+      type: "json",
+      itemTexts: texts.slice(0, 20),
+      size: 1500,
+      depth,
+      chainBytes: 0,
+    });
+    expect(appendedDelta(base(), texts.slice(0, 19))).toBeUndefined();
+    const replaced = [...texts.slice(0, 5), Buffer.from(String(texts[5])), ...texts.slice(6)];
+    expect(appendedDelta(base(), replaced)).toBeUndefined();
+    expect(appendedDelta(base(MAX_CHAIN), texts)).toBeUndefined();
+    expect(appendedDelta({ ...base(), itemTexts: undefined, bytes: Buffer.from("[]") }, texts)).toBeUndefined();
+    expect(appendedDelta(base(), texts)).toBeDefined();
+  });
+
   it("rebuilds a chain of deltas, oldest first", () => {
     let value = messages(50);
     const full = Buffer.from(value);
@@ -143,7 +185,7 @@ describe("channel value deltas", () => {
     versions.set("s", "c", withItems("c"));
     // "b" is the least recently used: it keeps its bytes, as a delta base and to read from.
     expect(versions.get("s", "b")?.items).toBeUndefined();
-    expect(versions.get("s", "b")?.bytes.length).toBe(2000);
+    expect(versions.get("s", "b")?.bytes?.length).toBe(2000);
     expect(versions.get("s", "a")?.items).toEqual([{ field: "a" }]);
     expect(versions.get("s", "c")?.items).toEqual([{ field: "c" }]);
     // Dropping items (they changed since) frees their share of the budget.

@@ -7,6 +7,7 @@
  */
 
 import { getHeapStatistics } from "node:v8";
+import { joinList } from "./serde.ts";
 
 /** What a delta frame's header holds besides the serde type. */
 export interface DeltaHeader {
@@ -40,11 +41,30 @@ const DELTA_OVERHEAD = 48;
  */
 export const MIN_DELTA_BYTES = 1024;
 
+/**
+ * A channel version's bytes: `bytes`, or, for a list put from remembered texts, its items'
+ * texts (`itemTexts`), joined when first needed (`bytesOf`). A conversation's next version is
+ * found from the texts alone (`appendedDelta`): joining the whole list twice a run made a new
+ * ~300 KB buffer each time at 1,000 messages, and V8 runs a full collection per ~64 MB of them.
+ */
+export interface StoredBytes {
+  bytes?: Buffer;
+  /** Each item's stored text, which never changes: the bytes are these, joined. */
+  itemTexts?: readonly Buffer[];
+  /** The bytes' length, known without joining them. */
+  size: number;
+}
+
+/** The bytes of a version, joined from its texts (and kept) when it had none yet. */
+export function bytesOf(version: StoredBytes): Buffer {
+  version.bytes ??= joinList(version.itemTexts ?? []);
+  return version.bytes;
+}
+
 /** A stored channel version this process knows the bytes of, and how far it is from a full copy. */
-export interface KnownVersion {
+export interface KnownVersion extends StoredBytes {
   field: string;
   type: string;
-  bytes: Buffer;
   /** Deltas between it and its full copy (0: it is one). */
   depth: number;
   /** Payload bytes of those deltas. */
@@ -54,8 +74,6 @@ export interface KnownVersion {
    * objects (`message-texts.ts`): read again, while they are unchanged, instead of decoding.
    */
   items?: readonly object[];
-  /** With `items`: each item's stored text (the bytes are these, joined), which never changes. */
-  itemTexts?: readonly Buffer[];
   /**
    * `checked`: the items were checked against their texts by the scope's latest put, and
    * nothing was handed out or written in the scope since; `free`: and then the graph that put
@@ -107,12 +125,43 @@ export function deltaAgainst(
   next: Buffer,
 ): { header: DeltaHeader; payload: Buffer } | undefined {
   if (base.type !== type || base.depth + 1 > MAX_CHAIN || next.length < MIN_DELTA_BYTES) return undefined;
-  const prefix = commonPrefix(base.bytes, next);
-  const suffix = commonSuffix(base.bytes, next, Math.min(base.bytes.length, next.length) - prefix);
+  const baseBytes = bytesOf(base);
+  const prefix = commonPrefix(baseBytes, next);
+  const suffix = commonSuffix(baseBytes, next, Math.min(baseBytes.length, next.length) - prefix);
   const payload = next.subarray(prefix, next.length - suffix);
-  if (payload.length + DELTA_OVERHEAD >= next.length || base.chainBytes + payload.length > next.length)
-    return undefined;
-  return { header: { type, base: base.field, prefix, suffix }, payload };
+  return withinBounds(base, next.length, payload)
+    ? { header: { type, base: base.field, prefix, suffix }, payload }
+    : undefined;
+}
+
+/** Whether a delta of `payload` for a value of `size` bytes keeps the chain within its bounds. */
+const withinBounds = (base: KnownVersion, size: number, payload: Buffer) =>
+  payload.length + DELTA_OVERHEAD < size && base.chainBytes + payload.length <= size;
+
+/**
+ * A JSON list that starts with all of `base`'s items (the very same texts) as a delta against
+ * it, found without the list's bytes: the new items' texts after the base's last one. The
+ * delta `deltaAgainst` finds for those bytes (the base but its closing bracket, the new items,
+ * the bracket). Undefined when the list does not extend the base, or a full copy is due.
+ */
+export function appendedDelta(
+  base: KnownVersion,
+  texts: readonly Buffer[],
+): { header: DeltaHeader; payload: Buffer; size: number } | undefined {
+  const held = base.itemTexts;
+  if (!held || base.type !== "json" || base.depth + 1 > MAX_CHAIN || texts.length < held.length) return undefined;
+  for (let i = 0; i < held.length; i++) if (texts[i] !== held[i]) return undefined;
+  let length = 0;
+  for (let i = held.length; i < texts.length; i++) length += (texts[i] as Buffer).length + 1;
+  const payload = Buffer.allocUnsafe(length);
+  let offset = 0;
+  for (let i = held.length; i < texts.length; i++) {
+    payload[offset++] = 0x2c;
+    offset += (texts[i] as Buffer).copy(payload, offset);
+  }
+  const size = base.size + length;
+  if (size < MIN_DELTA_BYTES || !withinBounds(base, size, payload)) return undefined;
+  return { header: { type: "json", base: base.field, prefix: base.size - 1, suffix: 1 }, payload, size };
 }
 
 /**
@@ -150,7 +199,7 @@ function slice(pieces: Buffer[], start: number, end: number): Buffer[] {
  * copy of its fields (`message-texts.ts`). Measured: ~7 bytes of heap per serialised byte for a
  * conversation of chat messages (2.2 MB for 1,000 messages of 318 KB).
  */
-const itemsHeap = (version: KnownVersion) => version.bytes.length * 7;
+const itemsHeap = (version: KnownVersion) => version.size * 7;
 
 /**
  * The items' budget: a sixteenth of V8's heap limit (which Node sizes from the memory of the
@@ -196,12 +245,12 @@ export class KnownVersions {
 
   set(scope: string, channel: string, version: KnownVersion): void {
     this.delete(scope, channel);
-    if (version.bytes.length < MIN_DELTA_BYTES || version.bytes.length > this.#maxBytes / 4) return;
+    if (version.size < MIN_DELTA_BYTES || version.size > this.#maxBytes / 4) return;
     this.#entries.set(`${scope}\0${channel}`, version);
     let channels = this.#scopes.get(scope);
     if (!channels) this.#scopes.set(scope, (channels = new Map()));
     channels.set(channel, version);
-    this.#bytes += version.bytes.length;
+    this.#bytes += version.size;
     if (version.items) {
       this.#withItems.add(version);
       this.#itemsHeap += itemsHeap(version);
@@ -221,6 +270,7 @@ export class KnownVersions {
 
   /** Forgets a version's items (over budget, or changed since): it is loaded from its bytes. */
   dropItems(version: KnownVersion): void {
+    bytesOf(version);
     if (this.#withItems.delete(version)) this.#itemsHeap -= itemsHeap(version);
     delete version.items;
     delete version.itemTexts;
@@ -231,7 +281,7 @@ export class KnownVersions {
     const entry = this.#entries.get(key);
     if (!entry) return;
     this.#entries.delete(key);
-    this.#bytes -= entry.bytes.length;
+    this.#bytes -= entry.size;
     if (this.#withItems.delete(entry)) this.#itemsHeap -= itemsHeap(entry);
     const channels = this.#scopes.get(scope);
     channels?.delete(channel);

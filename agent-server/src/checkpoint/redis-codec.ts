@@ -1,24 +1,31 @@
 import { compareWritesSortKeys, type SerializerProtocol, writesSortKey } from "@langchain/langgraph-checkpoint";
-import { applyChain, deltaAgainst, type KnownVersion, type KnownVersions } from "./deltas.ts";
+import {
+  appendedDelta,
+  applyChain,
+  bytesOf,
+  deltaAgainst,
+  type KnownVersion,
+  type KnownVersions,
+  type StoredBytes,
+} from "./deltas.ts";
 import { itemsOf, sharedLeadingItems, unchangedItems } from "./message-texts.ts";
 import { blobField, channelOfBlobField, encodeFrame, parseWriteField } from "./redis-layout.ts";
 import { blobFrame, decodeBlobFrame, decodeWriteFrame } from "./redis-pack.ts";
+import { FastJsonPlusSerializer, joinList } from "./serde.ts";
 
 /** Encoding and decoding of what the Redis checkpointer stores: channel versions (as deltas) and pending writes. */
 
-/** One channel version to store: its blob field, full bytes and the frame written for it. */
-export interface BlobWrite {
+/** One channel version to store: its blob field, its bytes (or its items' texts) and the frame written for it. */
+export interface BlobWrite extends StoredBytes {
   channel: string;
   field: string;
   type: string;
-  bytes: Buffer;
   frame: Buffer;
   /** The known version the frame is a delta against, and the delta's payload bytes. */
   base?: KnownVersion;
   deltaBytes?: number;
-  /** The objects a list value was serialised from, and their texts (`KnownVersion.items`, `itemTexts`). */
+  /** The objects a list value was serialised from (`KnownVersion.items`). */
   items?: readonly object[];
-  itemTexts?: readonly Buffer[];
 }
 
 export interface WriteHeader {
@@ -49,13 +56,35 @@ export async function encodeBlob(
 ): Promise<BlobWrite> {
   const field = blobField(channel, version);
   if (!(channel in values)) {
-    return { channel, field, type: "empty", bytes: EMPTY, frame: encodeFrame({ type: "empty" }, EMPTY) };
+    return { channel, field, type: "empty", bytes: EMPTY, size: 0, frame: encodeFrame({ type: "empty" }, EMPTY) };
   }
-  const [blobType, serializedValue] = await serde.dumpsTyped(values[channel]);
-  const bytes = Buffer.from(serializedValue.buffer, serializedValue.byteOffset, serializedValue.byteLength);
-  const list = itemsOf(serializedValue);
-  const stored = { channel, field, type: blobType, bytes, items: list?.items, itemTexts: list?.texts };
   const base = known.get(scope, channel);
+  const value = values[channel];
+  // A conversation that only added messages to the version this process put last: its delta
+  // comes from the texts, and its whole bytes are joined only if something needs them.
+  const list =
+    base?.itemTexts && base.field !== field && serde instanceof FastJsonPlusSerializer && serde.listTexts(value);
+  const appended = base && list ? appendedDelta(base, list.texts) : undefined;
+  if (base && list && appended) {
+    const { header, payload, size } = appended;
+    const frame = blobFrame(header, payload);
+    return {
+      channel,
+      field,
+      type: "json",
+      itemTexts: list.texts,
+      size,
+      items: list.items,
+      base,
+      deltaBytes: payload.length,
+      frame,
+    };
+  }
+  const [blobType, serializedValue] = list ? ["json", joinList(list.texts)] : await serde.dumpsTyped(value);
+  const bytes = Buffer.from(serializedValue.buffer, serializedValue.byteOffset, serializedValue.byteLength);
+  const items = list ? list.items : itemsOf(serializedValue)?.items;
+  const itemTexts = list ? items && list.texts : itemsOf(serializedValue)?.texts;
+  const stored = { channel, field, type: blobType, bytes, size: bytes.length, items, itemTexts };
   const delta = base && base.field !== field ? deltaAgainst(base, blobType, bytes) : undefined;
   return delta
     ? { ...stored, base, deltaBytes: delta.payload.length, frame: blobFrame(delta.header, delta.payload) }
@@ -66,7 +95,7 @@ export async function encodeBlob(
 export function asFullCopies(blobs: BlobWrite[], missing: Set<string>): void {
   for (const blob of blobs) {
     if (!missing.has(blob.field)) continue;
-    blob.frame = blobFrame({ type: blob.type }, blob.bytes);
+    blob.frame = blobFrame({ type: blob.type }, bytesOf(blob));
     delete blob.base;
     delete blob.deltaBytes;
   }
@@ -76,7 +105,7 @@ export function asFullCopies(blobs: BlobWrite[], missing: Set<string>): void {
 export function rememberStored(known: KnownVersions, scope: string, blobs: BlobWrite[]): void {
   // A put follows a step's code: the versions it did not check again may have been edited since.
   known.codeRan(scope);
-  for (const { channel, field, type, bytes, base, deltaBytes = 0, items, itemTexts } of blobs) {
+  for (const { channel, field, type, bytes, size, base, deltaBytes = 0, items, itemTexts } of blobs) {
     if (type === "empty") {
       known.delete(scope, channel);
       continue;
@@ -85,7 +114,7 @@ export function rememberStored(known: KnownVersions, scope: string, blobs: BlobW
       ? { depth: base.depth + 1, chainBytes: base.chainBytes + deltaBytes }
       : { depth: 0, chainBytes: 0 };
     const handout = items ? ("checked" as const) : undefined;
-    known.set(scope, channel, { field, type, bytes, ...chain, items, itemTexts, handout });
+    known.set(scope, channel, { field, type, bytes, size, ...chain, items, itemTexts, handout });
   }
 }
 
@@ -104,7 +133,7 @@ function knownValue(serde: SerializerProtocol, known: KnownVersions, version: Kn
   const items = version.items && unchangedItems(version.items);
   // Changed in place since (a graph edited a message): the bytes hold what was stored.
   if (!items) known.dropItems(version);
-  return items ?? serde.loadsTyped(version.type, version.bytes);
+  return items ?? serde.loadsTyped(version.type, bytesOf(version));
 }
 
 /** A version with no value (missing, or a channel left empty). */
@@ -158,7 +187,7 @@ export async function decodeBlobs(
       const channel = channelOfBlobField(field);
       if (remember) {
         const chainBytes = deltas.reduce((sum, delta) => sum + delta.payload.length, 0);
-        known.set(scope, channel, { field, type, bytes, depth: deltas.length, chainBytes });
+        known.set(scope, channel, { field, type, bytes, size: bytes.length, depth: deltas.length, chainBytes });
       }
       const held = [...cached.values()].find((version) => channelOfBlobField(version.field) === channel);
       return loadSharing(serde, type, bytes, held);

@@ -189,7 +189,7 @@ const MIN_LIST_ITEMS = 8;
  * JSON has no form for (a function) is `null` in a list. Throws on a cycle, as stringify does.
  * `loaded`: what loading the text gives, when every item was remembered (`KnownVersion.items`).
  */
-function stringifyList(items: readonly unknown[]): { bytes: Buffer; parts: Buffer[]; loaded?: object[] } {
+function stringifyList(items: readonly unknown[]): { parts: Buffer[]; loaded?: object[] } {
   // Sized once: the lists outlive the call (`KnownVersion`), and grown by `push` a long one left
   // a dozen discarded copies of itself behind, in the old generation once V8 saw them survive.
   const parts: Buffer[] = new Array(items.length);
@@ -210,7 +210,7 @@ function stringifyList(items: readonly unknown[]): { bytes: Buffer; parts: Buffe
     parts[i] = entry.bytes;
     if (loaded) loaded[i] = entry.loaded;
   }
-  return { bytes: joinList(parts), parts, loaded };
+  return { parts, loaded };
 }
 
 /** A list's bytes and its items' texts. */
@@ -231,8 +231,9 @@ const latestByFirstText = new WeakMap<Buffer, JoinedList>();
  * began with the same text are copied from that list's bytes at once; the others one by one.
  * Copied an item at a time, a 1,000-message conversation took ~0.15 – 0.2 ms a checkpoint.
  */
-function joinList(parts: Buffer[]): Buffer {
-  const first = parts[0] as Buffer;
+export function joinList(parts: readonly Buffer[]): Buffer {
+  const first = parts[0];
+  if (!first) return Buffer.from("[]");
   const previous = latestByFirstText.get(first);
   let shared = 0;
   if (previous) {
@@ -298,16 +299,33 @@ export class FastJsonPlusSerializer extends JsonPlusSerializer {
 
   protected override _dumps(obj: unknown): Uint8Array {
     let text: string | undefined;
-    let list: ReturnType<typeof stringifyList> | undefined;
     try {
-      if (isListOfObjects(obj)) list = stringifyList(obj);
-      else text = JSON.stringify(obj, plusReplacer);
+      if (!isListOfObjects(obj)) text = JSON.stringify(obj, plusReplacer);
     } catch {
       return super._dumps(obj);
     }
-    if (!list) return Buffer.from(text as string);
-    if (list.loaded) recordListItems(list.bytes, { items: list.loaded, texts: list.parts });
-    return list.bytes;
+    if (text !== undefined) return Buffer.from(text);
+    const list = this.listTexts(obj);
+    if (!list) return super._dumps(obj);
+    const bytes = joinList(list.texts);
+    if (list.items) recordListItems(bytes, { items: list.items, texts: list.texts });
+    return bytes;
+  }
+
+  /**
+   * A list's items' texts, not joined (`_dumps` joins them), and what loading them gives when
+   * every item was remembered: a checkpointer that knows the list's previous version can store
+   * the new one as the texts added to it without building the whole list's bytes. Undefined
+   * for anything `_dumps` would not write an item at a time, and for a cycle.
+   */
+  listTexts(value: unknown): { texts: Buffer[]; items?: object[] } | undefined {
+    if (!isListOfObjects(value)) return undefined;
+    try {
+      const { parts, loaded } = stringifyList(value);
+      return { texts: parts, items: loaded };
+    } catch {
+      return undefined;
+    }
   }
 
   override async loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {
