@@ -7,7 +7,7 @@
  */
 
 import { getHeapStatistics } from "node:v8";
-import { joinList } from "./serde.ts";
+import { joinList, joinTexts } from "./serde.ts";
 
 /** What a delta frame's header holds besides the serde type. */
 export interface DeltaHeader {
@@ -151,15 +151,9 @@ export function appendedDelta(
   const held = base.itemTexts;
   if (!held || base.type !== "json" || base.depth + 1 > MAX_CHAIN || texts.length < held.length) return undefined;
   for (let i = 0; i < held.length; i++) if (texts[i] !== held[i]) return undefined;
-  let length = 0;
-  for (let i = held.length; i < texts.length; i++) length += (texts[i] as Buffer).length + 1;
-  const payload = Buffer.allocUnsafe(length);
-  let offset = 0;
-  for (let i = held.length; i < texts.length; i++) {
-    payload[offset++] = 0x2c;
-    offset += (texts[i] as Buffer).copy(payload, offset);
-  }
-  const size = base.size + length;
+  // Each new text after a comma: the base's closing bracket stays its suffix.
+  const payload = joinTexts(texts.slice(held.length), texts.length > held.length ? "," : "", "");
+  const size = base.size + payload.length;
   if (size < MIN_DELTA_BYTES || !withinBounds(base, size, payload)) return undefined;
   return { header: { type: "json", base: base.field, prefix: base.size - 1, suffix: 1 }, payload, size };
 }

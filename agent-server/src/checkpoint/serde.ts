@@ -213,53 +213,25 @@ function stringifyList(items: readonly unknown[]): { parts: Buffer[]; loaded?: o
   return { parts, loaded };
 }
 
-/** A list's bytes and its items' texts. */
-interface JoinedList {
-  bytes: Buffer;
-  texts: readonly Buffer[];
-}
-
 /**
- * The latest list joined, by its first item's text: a conversation's next version starts with
- * the same items (the very same remembered texts), and copies their bytes from it in one piece.
- * Held weakly by that text, which lives as long as its message is remembered.
+ * `open`, then the texts joined by commas, then `close`, in one new buffer: each text copied
+ * once (joining strings and encoding them cost ten times more).
  */
-const latestByFirstText = new WeakMap<Buffer, JoinedList>();
-
-/**
- * `[a,b,…]` from the items' bytes. The items it shares at its start with the latest list that
- * began with the same text are copied from that list's bytes at once; the others one by one.
- * Copied an item at a time, a 1,000-message conversation took ~0.15 – 0.2 ms a checkpoint.
- */
-export function joinList(parts: readonly Buffer[]): Buffer {
-  const first = parts[0];
-  if (!first) return Buffer.from("[]");
-  const previous = latestByFirstText.get(first);
-  let shared = 0;
-  if (previous) {
-    const limit = Math.min(parts.length, previous.texts.length);
-    while (shared < limit && parts[shared] === previous.texts[shared]) shared++;
-  }
-  // Up to the end of the last shared item, or the opening bracket. All of the previous list but
-  // its closing bracket when this one only adds to it (a conversation's usual next version);
-  // else summed, rather than keeping every list's offsets for the rarer edit in the middle.
-  let head = 1;
-  if (previous && shared === previous.texts.length) head = previous.bytes.length - 1;
-  else for (let i = 0; i < shared; i++) head += (parts[i] as Buffer).length + (i > 0 ? 1 : 0);
-  let length = head + 1;
-  for (let i = shared; i < parts.length; i++) length += (parts[i] as Buffer).length + (i > 0 ? 1 : 0);
+export function joinTexts(texts: readonly Buffer[], open: string, close: string): Buffer {
+  let length = open.length + close.length + Math.max(texts.length - 1, 0);
+  for (const text of texts) length += text.length;
   const bytes = Buffer.allocUnsafe(length);
-  if (previous && shared > 0) previous.bytes.copy(bytes, 0, 0, head);
-  else bytes[0] = 0x5b;
-  let offset = head;
-  for (let i = shared; i < parts.length; i++) {
+  let offset = bytes.write(open);
+  for (let i = 0; i < texts.length; i++) {
     if (i > 0) bytes[offset++] = 0x2c;
-    offset += (parts[i] as Buffer).copy(bytes, offset);
+    offset += (texts[i] as Buffer).copy(bytes, offset);
   }
-  bytes[offset] = 0x5d;
-  latestByFirstText.set(first, { bytes, texts: parts });
+  bytes.write(close, offset);
   return bytes;
 }
+
+/** `[a,b,…]` from the items' bytes. */
+export const joinList = (parts: readonly Buffer[]) => joinTexts(parts, "[", "]");
 
 /** The value a text loads to, when that needs no `load()` (which is asynchronous); else undefined. */
 function loadSync(text: string): unknown {
