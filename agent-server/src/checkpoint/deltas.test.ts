@@ -11,6 +11,8 @@ import {
   MAX_CHAIN,
   MIN_DELTA_BYTES,
 } from "./deltas.ts";
+import type { Known } from "./message-texts.ts";
+import { copyFields, type FieldsCopy } from "./shapes.ts";
 
 const known = (text: string, depth = 0, chainBytes = 0): KnownVersion => ({
   field: "messages\n1.5",
@@ -178,21 +180,31 @@ describe("channel value deltas", () => {
   it("keeps the decoded items of the most recently used versions within their heap budget", () => {
     // Items are counted at 7 bytes of heap per serialised byte: 28,000 bytes hold two such versions.
     const versions = new KnownVersions(16_000, 10, 2 * 7 * 2000);
-    const withItems = (field: string) => ({ ...known("x".repeat(2000)), field, items: [{ field }] });
+    const entry = (field: string): Known => {
+      const loaded = { field };
+      return {
+        bytes: Buffer.from(JSON.stringify(loaded)),
+        type: Object,
+        loaded,
+        ...(copyFields(loaded) as FieldsCopy),
+      };
+    };
+    const withItems = (field: string) => ({ ...known("x".repeat(2000)), field, entries: [entry(field)] });
+    const itemsOf = (field: string) => versions.get("s", field)?.entries?.map((held) => held.loaded);
     versions.set("s", "a", withItems("a"));
     versions.set("s", "b", withItems("b"));
     versions.get("s", "a");
     versions.set("s", "c", withItems("c"));
     // "b" is the least recently used: it keeps its bytes, as a delta base and to read from.
-    expect(versions.get("s", "b")?.items).toBeUndefined();
+    expect(itemsOf("b")).toBeUndefined();
     expect(versions.get("s", "b")?.bytes?.length).toBe(2000);
-    expect(versions.get("s", "a")?.items).toEqual([{ field: "a" }]);
-    expect(versions.get("s", "c")?.items).toEqual([{ field: "c" }]);
+    expect(itemsOf("a")).toEqual([{ field: "a" }]);
+    expect(itemsOf("c")).toEqual([{ field: "c" }]);
     // Dropping items (they changed since) frees their share of the budget.
     versions.dropItems(versions.get("s", "a") as KnownVersion);
     versions.set("s", "d", withItems("d"));
-    expect(versions.get("s", "c")?.items).toBeDefined();
-    expect(versions.get("s", "d")?.items).toBeDefined();
+    expect(itemsOf("c")).toBeDefined();
+    expect(itemsOf("d")).toBeDefined();
     expect([...versions.inScope("s").keys()].sort()).toEqual(["a", "b", "c", "d"]);
   });
 

@@ -7,6 +7,7 @@
  */
 
 import { getHeapStatistics } from "node:v8";
+import type { Known } from "./message-texts.ts";
 import { joinList, joinTexts } from "./serde.ts";
 
 /** What a delta frame's header holds besides the serde type. */
@@ -70,10 +71,11 @@ export interface KnownVersion extends StoredBytes {
   /** Payload bytes of those deltas. */
   chainBytes: number;
   /**
-   * The objects the value was serialised from, when it is a list of remembered LangChain
-   * objects (`message-texts.ts`): read again, while they are unchanged, instead of decoding.
+   * What each item was remembered as, when the value is a list of remembered LangChain objects
+   * (`message-texts.ts`): their loaded forms are read again, while unchanged, instead of
+   * decoding, and the next version's items are checked against them first.
    */
-  items?: readonly object[];
+  entries?: readonly Known[];
   /**
    * `checked`: the items were checked against their texts by the scope's latest put, and
    * nothing was handed out or written in the scope since; `free`: and then the graph that put
@@ -245,7 +247,7 @@ export class KnownVersions {
     if (!channels) this.#scopes.set(scope, (channels = new Map()));
     channels.set(channel, version);
     this.#bytes += version.size;
-    if (version.items) {
+    if (version.entries) {
       this.#withItems.add(version);
       this.#itemsHeap += itemsHeap(version);
     }
@@ -266,7 +268,7 @@ export class KnownVersions {
   dropItems(version: KnownVersion): void {
     bytesOf(version);
     if (this.#withItems.delete(version)) this.#itemsHeap -= itemsHeap(version);
-    delete version.items;
+    delete version.entries;
     delete version.itemTexts;
   }
 

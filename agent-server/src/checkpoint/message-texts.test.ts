@@ -121,14 +121,46 @@ describe("remembered message texts", () => {
     }
   });
 
+  it("writes a list against the entries of its previous version as JsonPlusSerializer does", async () => {
+    const fast = new FastJsonPlusSerializer();
+    const joined = (texts: readonly Buffer[] | undefined) => `[${texts?.map(String).join(",")}]`;
+    const messages = conversation();
+    const first = fast.listTexts(messages);
+    const held = first?.entries;
+    expect(held).toHaveLength(messages.length);
+    // Unchanged items at their places: the texts they were remembered with, the very same bytes.
+    const longer = [...messages, new HumanMessage({ id: "m1", content: "more" })];
+    const again = fast.listTexts(longer, held);
+    expect(again?.texts.slice(0, messages.length).every((t, i) => t === first?.texts[i])).toBe(true);
+    expect(joined(again?.texts)).toBe(await text(stock, longer));
+    // Another object with the same class and fields at an item's place has that item's text;
+    // items shifted by a removal are each checked against the entry at their new place, and miss.
+    const lookalike = new HumanMessage({
+      id: "h1",
+      content: "question 1",
+      additional_kwargs: { meta: { tags: ["a"] } },
+    });
+    const shifted = [...messages.slice(0, 3), lookalike, ...messages.slice(5)];
+    const listed = fast.listTexts(shifted, held);
+    expect(listed?.texts[3]).toBe(first?.texts[3]);
+    expect(joined(listed?.texts)).toBe(await text(stock, shifted));
+    expect(listed?.entries?.map((entry) => entry.loaded)).toEqual(shifted);
+    // Items edited in place since: written anew, not taken for their previous entries.
+    (messages[0] as HumanMessage).content = "rewritten";
+    (((messages[4] as AIMessage).content as MessageContentComplex[])[0] as { text: string }).text = "edited";
+    const edited = fast.listTexts(messages, held);
+    expect(edited?.texts[0]).not.toBe(first?.texts[0]);
+    expect(edited?.texts[4]).not.toBe(first?.texts[4]);
+    expect(joined(edited?.texts)).toBe(await text(stock, messages));
+  });
+
   it("records the items of a list only when every one is a remembered LangChain object", async () => {
     const fast = new FastJsonPlusSerializer();
     const messages = conversation();
     const [, bytes] = await fast.dumpsTyped(messages);
     const list = itemsOf(bytes);
-    expect(list?.items).toEqual(messages);
-    // A copy: the graph changing its list afterwards does not change what was serialised.
-    expect(list?.items).not.toBe(messages);
+    expect(list?.entries.map((entry) => entry.loaded)).toEqual(messages);
+    expect(list?.entries.map((entry) => entry.bytes)).toEqual(list?.texts);
     // The list's bytes are the items' texts, joined.
     expect(`[${list?.texts.map(String).join(",")}]`).toBe(Buffer.from(bytes).toString());
     expect(list?.texts.map((text) => JSON.parse(String(text)).kwargs.id)).toEqual(messages.map((m) => m.id));

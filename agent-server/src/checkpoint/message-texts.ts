@@ -13,20 +13,17 @@
 
 import { copyFields, type FieldsCopy, holdsCopy } from "./shapes.ts";
 
-/** With the copy of the object's own fields as they were when `bytes` were made (one object less to read per check). */
-interface Remembered extends FieldsCopy {
+/**
+ * What a remembered object stands for while it is unchanged: its text, and what loading the
+ * text builds; with the copy of the object's own fields as they were when `bytes` were made
+ * (one object less to read per check) and its class then.
+ */
+export interface Known extends FieldsCopy {
   /** The object's serialised text, as UTF-8. */
-  bytes: Buffer;
-  /** The object's class when it was remembered. */
-  type: unknown;
+  readonly bytes: Buffer;
+  readonly type: unknown;
   /** What loading `bytes` built (the object itself when it was loaded). */
-  loaded: object;
-}
-
-/** What a remembered object stands for while it is unchanged. */
-export interface Known {
-  bytes: Buffer;
-  loaded: object;
+  readonly loaded: object;
 }
 
 /** The serde's own load and dump of one value's text. */
@@ -35,13 +32,13 @@ export interface TextCodec {
   dump(value: unknown): string | undefined;
 }
 
-const remembered = new WeakMap<object, Remembered>();
+const remembered = new WeakMap<object, Known>();
 
-/** A serialised list of remembered objects: their loaded forms and their texts, keyed by the list's bytes. */
+/** A serialised list of remembered objects, keyed by the list's bytes. */
 export interface ListItems {
-  /** The loaded forms of the items (`itemsOf`). */
-  items: readonly object[];
-  /** Each item's serialised text: the list's bytes are these, joined. */
+  /** What each item was remembered as: its text and loaded form (`itemsOf`). */
+  entries: readonly Known[];
+  /** Each item's serialised text (`entries[i].bytes`): the list's bytes are these, joined. */
   texts: readonly Buffer[];
 }
 
@@ -57,10 +54,18 @@ const isSerializable = (item: object) =>
 export function known(item: object): Known | undefined {
   const entry = remembered.get(item);
   if (!entry) return undefined;
-  if (item.constructor === entry.type && holdsCopy(item, entry)) return entry;
+  if (holdsKnown(item, entry)) return entry;
   remembered.delete(item);
   return undefined;
 }
+
+/**
+ * Whether `item` holds what `entry` was remembered from (the same class, the same fields), so
+ * `entry.bytes` are its text: the check `known` makes, without looking the entry up. A list's
+ * previous version keeps its items' entries in order, and a conversation's next version is
+ * mostly the same items at the same places: a table lookup per item was a third of a check.
+ */
+export const holdsKnown = (item: object, entry: Known) => item.constructor === entry.type && holdsCopy(item, entry);
 
 /**
  * Remembers what a LangChain object was just serialised to, when loading that text builds an
@@ -95,30 +100,36 @@ export function itemsOf(bytes: Uint8Array): ListItems | undefined {
 }
 
 /**
- * The items again, as a new list, when every one of them is still what loading its text built
- * (so the list is what loading the bytes gives); undefined when any changed since.
+ * Whether an entry's loaded form still is what loading its text builds. The entry may be that of
+ * another object with the same text (a graph's own message, whose loaded form is of the
+ * server's classes): then the loaded form's own entry, with the same text, is checked.
  */
-export function unchangedItems(items: readonly object[]): object[] | undefined {
-  for (const item of items) if (known(item) === undefined) return undefined;
-  return [...items];
+const loadedUnchanged = (entry: Known) => holdsKnown(entry.loaded, entry) || known(entry.loaded)?.bytes === entry.bytes;
+
+/**
+ * The entries' loaded forms, as a new list, when every one of them is still what loading its
+ * text built (so the list is what loading the bytes gives); undefined when any changed since.
+ */
+export function unchangedItems(entries: readonly Known[]): object[] | undefined {
+  for (const entry of entries) if (!loadedUnchanged(entry)) return undefined;
+  return entries.map((entry) => entry.loaded);
 }
 
 const COMMA = 0x2c;
 const CLOSE = 0x5d;
 
 /**
- * The leading items of the list `bytes` serialises that are `held`'s leading items (remembered
- * objects, unchanged since): their loaded forms, and where the rest of the list starts in
+ * The leading items of the list `bytes` serialises that are the loaded forms of `held`'s leading
+ * entries (unchanged since): those loaded forms, and where the rest of the list starts in
  * `bytes` (at the closing bracket when every item was one of them). A conversation's versions
  * share their start: an older checkpoint's messages (history) or a newer one another replica
  * wrote are mostly the ones this process holds, and only the others need loading.
  */
-export function sharedLeadingItems(bytes: Uint8Array, held: readonly object[]): { items: object[]; rest: number } {
+export function sharedLeadingItems(bytes: Uint8Array, held: readonly Known[]): { items: object[]; rest: number } {
   const items: object[] = [];
   let offset = 1;
-  for (const item of held) {
-    const entry = known(item);
-    if (!entry) break;
+  for (const entry of held) {
+    if (!loadedUnchanged(entry)) break;
     const end = offset + entry.bytes.length;
     const next = bytes[end];
     if ((next !== COMMA && next !== CLOSE) || entry.bytes.compare(bytes, offset, end) !== 0) break;

@@ -8,7 +8,7 @@ import {
   type KnownVersions,
   type StoredBytes,
 } from "./deltas.ts";
-import { itemsOf, sharedLeadingItems, unchangedItems } from "./message-texts.ts";
+import { itemsOf, type Known, sharedLeadingItems, unchangedItems } from "./message-texts.ts";
 import { blobField, channelOfBlobField, encodeFrame, parseWriteField } from "./redis-layout.ts";
 import { blobFrame, decodeBlobFrame, decodeWriteFrame } from "./redis-pack.ts";
 import { FastJsonPlusSerializer, joinList } from "./serde.ts";
@@ -24,8 +24,8 @@ export interface BlobWrite extends StoredBytes {
   /** The known version the frame is a delta against, and the delta's payload bytes. */
   base?: KnownVersion;
   deltaBytes?: number;
-  /** The objects a list value was serialised from (`KnownVersion.items`). */
-  items?: readonly object[];
+  /** What a list value's items were remembered as (`KnownVersion.entries`). */
+  entries?: readonly Known[];
 }
 
 export interface WriteHeader {
@@ -63,7 +63,10 @@ export async function encodeBlob(
   // A conversation that only added messages to the version this process put last: its delta
   // comes from the texts, and its whole bytes are joined only if something needs them.
   const list =
-    base?.itemTexts && base.field !== field && serde instanceof FastJsonPlusSerializer && serde.listTexts(value);
+    base?.itemTexts &&
+    base.field !== field &&
+    serde instanceof FastJsonPlusSerializer &&
+    serde.listTexts(value, base.entries);
   const appended = base && list ? appendedDelta(base, list.texts) : undefined;
   if (base && list && appended) {
     const { header, payload, size } = appended;
@@ -74,7 +77,7 @@ export async function encodeBlob(
       type: "json",
       itemTexts: list.texts,
       size,
-      items: list.items,
+      entries: list.entries,
       base,
       deltaBytes: payload.length,
       frame,
@@ -82,9 +85,10 @@ export async function encodeBlob(
   }
   const [blobType, serializedValue] = list ? ["json", joinList(list.texts)] : await serde.dumpsTyped(value);
   const bytes = Buffer.from(serializedValue.buffer, serializedValue.byteOffset, serializedValue.byteLength);
-  const items = list ? list.items : itemsOf(serializedValue)?.items;
-  const itemTexts = list ? items && list.texts : itemsOf(serializedValue)?.texts;
-  const stored = { channel, field, type: blobType, bytes, size: bytes.length, items, itemTexts };
+  const listed = list ? undefined : itemsOf(serializedValue);
+  const entries = list ? list.entries : listed?.entries;
+  const itemTexts = list ? entries && list.texts : listed?.texts;
+  const stored = { channel, field, type: blobType, bytes, size: bytes.length, entries, itemTexts };
   const delta = base && base.field !== field ? deltaAgainst(base, blobType, bytes) : undefined;
   return delta
     ? { ...stored, base, deltaBytes: delta.payload.length, frame: blobFrame(delta.header, delta.payload) }
@@ -105,7 +109,7 @@ export function asFullCopies(blobs: BlobWrite[], missing: Set<string>): void {
 export function rememberStored(known: KnownVersions, scope: string, blobs: BlobWrite[]): void {
   // A put follows a step's code: the versions it did not check again may have been edited since.
   known.codeRan(scope);
-  for (const { channel, field, type, bytes, size, base, deltaBytes = 0, items, itemTexts } of blobs) {
+  for (const { channel, field, type, bytes, size, base, deltaBytes = 0, entries, itemTexts } of blobs) {
     if (type === "empty") {
       known.delete(scope, channel);
       continue;
@@ -113,8 +117,8 @@ export function rememberStored(known: KnownVersions, scope: string, blobs: BlobW
     const chain = base
       ? { depth: base.depth + 1, chainBytes: base.chainBytes + deltaBytes }
       : { depth: 0, chainBytes: 0 };
-    const handout = items ? ("checked" as const) : undefined;
-    known.set(scope, channel, { field, type, bytes, size, ...chain, items, itemTexts, handout });
+    const handout = entries ? ("checked" as const) : undefined;
+    known.set(scope, channel, { field, type, bytes, size, ...chain, entries, itemTexts, handout });
   }
 }
 
@@ -129,8 +133,8 @@ const isSkipped = (chain: Buffer[] | undefined) => chain?.length === 1 && chain[
 function knownValue(serde: SerializerProtocol, known: KnownVersions, version: KnownVersion): unknown {
   const free = version.handout === "free";
   delete version.handout;
-  if (free && version.items) return [...version.items];
-  const items = version.items && unchangedItems(version.items);
+  if (free && version.entries) return version.entries.map((entry) => entry.loaded);
+  const items = version.entries && unchangedItems(version.entries);
   // Changed in place since (a graph edited a message): the bytes hold what was stored.
   if (!items) known.dropItems(version);
   return items ?? serde.loadsTyped(version.type, bytesOf(version));
@@ -144,13 +148,13 @@ const MIN_SHARED_ITEMS = 8;
 const OPEN = Buffer.from("[");
 
 /**
- * A list value loaded from its bytes, taking the leading items it shares with `held` (the
- * items of a version of the same channel this process has) instead of loading them again:
+ * A list value loaded from its bytes, taking the leading items it shares with `held` (a
+ * version of the same channel this process has, with its items) instead of loading them again:
  * what loading the whole bytes gives, for the cost of loading the others.
  */
 async function loadSharing(serde: SerializerProtocol, type: string, bytes: Buffer, held: KnownVersion | undefined) {
-  if (type !== "json" || !held?.items || bytes[0] !== 0x5b) return serde.loadsTyped(type, bytes);
-  const { items, rest } = sharedLeadingItems(bytes, held.items);
+  if (type !== "json" || !held?.entries || bytes[0] !== 0x5b) return serde.loadsTyped(type, bytes);
+  const { items, rest } = sharedLeadingItems(bytes, held.entries);
   if (items.length < MIN_SHARED_ITEMS) return serde.loadsTyped(type, bytes);
   if (rest === bytes.length - 1) return items;
   const others = await serde.loadsTyped(type, Buffer.concat([OPEN, bytes.subarray(rest)]));

@@ -1,7 +1,7 @@
 import { load } from "@langchain/core/load";
 import * as messageClasses from "@langchain/core/messages";
 import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
-import { known, recordListItems, rememberText, type TextCodec } from "./message-texts.ts";
+import { holdsKnown, type Known, known, recordListItems, rememberText, type TextCodec } from "./message-texts.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = Record<string, unknown>;
@@ -187,30 +187,33 @@ const MIN_LIST_ITEMS = 8;
  * (`message-texts.ts`). The same text: an array's items are stringified with the same replacer,
  * which ignores its key and holder, and `toJSON` of LangChain objects takes no key; an item
  * JSON has no form for (a function) is `null` in a list. Throws on a cycle, as stringify does.
- * `loaded`: what loading the text gives, when every item was remembered (`KnownVersion.items`).
+ * `held`: the entries of the list's previous version, tried first for the item at their place.
+ * `entries`: what each item was remembered as, when every one was (`KnownVersion.entries`).
  */
-function stringifyList(items: readonly unknown[]): { parts: Buffer[]; loaded?: object[] } {
+function stringifyList(items: readonly unknown[], held: readonly Known[] = []): { parts: Buffer[]; entries?: Known[] } {
   // Sized once: the lists outlive the call (`KnownVersion`), and grown by `push` a long one left
   // a dozen discarded copies of itself behind, in the old generation once V8 saw them survive.
   const parts: Buffer[] = new Array(items.length);
-  let loaded: object[] | undefined = new Array(items.length);
+  let entries: Known[] | undefined = new Array(items.length);
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     const isObject = typeof item === "object" && item !== null;
-    let entry = isObject ? known(item) : undefined;
+    const previous = held[i];
+    let entry: Known | undefined;
+    if (isObject) entry = previous && holdsKnown(item, previous) ? previous : known(item);
     if (!entry) {
       const text = JSON.stringify(item, plusReplacer) ?? "null";
       if (isObject && rememberText(item, text, codec)) entry = known(item);
       if (!entry) {
-        loaded = undefined;
+        entries = undefined;
         parts[i] = Buffer.from(text);
         continue;
       }
     }
     parts[i] = entry.bytes;
-    if (loaded) loaded[i] = entry.loaded;
+    if (entries) entries[i] = entry;
   }
-  return { parts, loaded };
+  return { parts, entries };
 }
 
 /**
@@ -280,21 +283,21 @@ export class FastJsonPlusSerializer extends JsonPlusSerializer {
     const list = this.listTexts(obj);
     if (!list) return super._dumps(obj);
     const bytes = joinList(list.texts);
-    if (list.items) recordListItems(bytes, { items: list.items, texts: list.texts });
+    if (list.entries) recordListItems(bytes, { entries: list.entries, texts: list.texts });
     return bytes;
   }
 
   /**
-   * A list's items' texts, not joined (`_dumps` joins them), and what loading them gives when
-   * every item was remembered: a checkpointer that knows the list's previous version can store
-   * the new one as the texts added to it without building the whole list's bytes. Undefined
-   * for anything `_dumps` would not write an item at a time, and for a cycle.
+   * A list's items' texts, not joined (`_dumps` joins them), and what each item was remembered
+   * as when every one was: a checkpointer that knows the list's previous version (`held`, its
+   * entries) can store the new one as the texts added to it without building the whole list's
+   * bytes. Undefined for anything `_dumps` would not write an item at a time, and for a cycle.
    */
-  listTexts(value: unknown): { texts: Buffer[]; items?: object[] } | undefined {
+  listTexts(value: unknown, held?: readonly Known[]): { texts: Buffer[]; entries?: Known[] } | undefined {
     if (!isListOfObjects(value)) return undefined;
     try {
-      const { parts, loaded } = stringifyList(value);
-      return { texts: parts, items: loaded };
+      const { parts, entries } = stringifyList(value, held);
+      return { texts: parts, entries };
     } catch {
       return undefined;
     }
