@@ -1,15 +1,28 @@
 import { randomUUID } from "node:crypto";
 import { Agent } from "node:http";
 import { dirname, join, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createClient } from "redis";
 import type { ServerProcess } from "../agent-server/src/runs/testing/process.ts";
 import { graphCpuPerRun } from "./support/graph-work.ts";
+import {
+  createThread,
+  earlierMessages,
+  idleCpu,
+  json,
+  measurePhase,
+  type Phase,
+  RUNS_PER_THREAD,
+  readLatency,
+  runOn,
+  THREADS,
+  type Tree,
+  warmUp,
+} from "./support/growth-phases.ts";
 import { round } from "./support/measure.ts";
-import { bytesIn, keyKind, memoryOf, type Redis } from "./support/redis-usage.ts";
+import { keyKind, memoryOf, type Redis } from "./support/redis-usage.ts";
 import { startMeasuredReference } from "./support/reference-growth.ts";
-import { call, input, median, processCpuSeconds } from "./support/run-load.ts";
+import { call, median, processCpuSeconds } from "./support/run-load.ts";
 import type { BenchResult } from "./types.ts";
 
 /**
@@ -27,40 +40,18 @@ import type { BenchResult } from "./types.ts";
  */
 
 const SIZES = [1, 10, 100, 1000];
-/** Threads per size; each gets one run per round, all at once. */
-const THREADS = 6;
-const ROUNDS = 10;
 /**
- * A phase's CPU is read this long after its last answer: work a run leaves behind (garbage
- * collection, writes after the answer) then counts in its own phase, not in the next size's.
+ * Phases per size. A full collection costs ~300 ms of the process's CPU in whichever phase it
+ * lands: over 10 rounds (60 runs a size) one moved a size's mean by ~5 ms a run, more than a
+ * whole run at N = 1, and the mean ratio ranged 1.2 – 2.0× on the same code. Over 40 rounds one
+ * moves it by a quarter of that; the phases one lands in are counted, and the ratio without them
+ * is printed beside the mean's.
  */
-const SETTLE_MS = 300;
-const WARMUP_RUNS = 60;
-const READ_SAMPLES = 30;
+const ROUNDS = 40;
+const GROUPS = ROUNDS / RUNS_PER_THREAD;
 /** The "built by real runs" conversation: each run adds a question and an answer. */
 const CONVERSATION_RUNS = 500;
 const here = dirname(fileURLToPath(import.meta.url));
-
-interface Tree {
-  label: string;
-  url: string;
-  /** CPU seconds the server used so far (the reference: its whole process tree). */
-  cpuSeconds: () => number;
-  stop: () => Promise<void>;
-  /** Its Redis key prefix; none for the reference, which keeps its state in memory. */
-  prefix?: string;
-  agent: Agent;
-  /** Threads per size. */
-  threads: Map<number, string[]>;
-}
-
-interface Phase {
-  runs: number;
-  cpuMs: number;
-  bytesIn: number;
-  keptBytes: number;
-  eventLogBytes: number;
-}
 
 /** The tree's own `spawnServer` and example graph, so the server runs that tree's code. */
 async function startServer(root: string, redisUrl: string, prefix: string): Promise<ServerProcess> {
@@ -68,69 +59,6 @@ async function startServer(root: string, redisUrl: string, prefix: string): Prom
   const { spawnServer } = (await import(module)) as typeof import("../agent-server/src/runs/testing/process.ts");
   const env = { N_WORKERS: String(THREADS), RUN_LEASE_MS: "15000", RUN_POLL_MS: "1000" };
   return spawnServer(redisUrl, prefix, env, join(root, "agent-server/example/langgraph.json"));
-}
-
-/** N earlier messages, alternating question and answer, about as long as chat turns are. */
-function earlierMessages(count: number): unknown[] {
-  return Array.from({ length: count }, (_, i) =>
-    i % 2 === 0
-      ? { type: "human", content: `question ${i}: ${"what about this part? ".repeat(4)}`, id: `h${i}` }
-      : { type: "ai", content: `answer ${i}: ${"here is what I found. ".repeat(8)}`, id: `a${i}` },
-  );
-}
-
-async function json(response: { status: number; text: string }, what: string): Promise<unknown> {
-  if (response.status !== 200) throw new Error(`${what} answered ${response.status}: ${response.text}`);
-  return JSON.parse(response.text);
-}
-
-/** The reference accepts `supersteps` on thread create as well: both servers are seeded this way. */
-async function createThread(tree: Tree, messages: unknown[]): Promise<string> {
-  const supersteps = messages.length === 0 ? [] : [{ updates: [{ values: { messages }, as_node: "call_model" }] }];
-  const body = { metadata: { graph_id: "agent" }, supersteps };
-  const created = await json(await call(tree.agent, `${tree.url}/threads`, "POST", body), "thread create");
-  return (created as { thread_id: string }).thread_id;
-}
-
-async function runOn(tree: Tree, threadId: string): Promise<void> {
-  const url = `${tree.url}/threads/${threadId}/runs/wait`;
-  const answer = await call(tree.agent, url, "POST", { assistant_id: "agent", input });
-  if (answer.status !== 200 || !answer.text.includes("how fast")) {
-    throw new Error(`run answered ${answer.status}: ${answer.text.slice(0, 200)}`);
-  }
-}
-
-/** One run on each of the tree's threads of one size, all at once, with what it cost. */
-async function measurePhase(redis: Redis, tree: Tree, size: number): Promise<Phase> {
-  const threads = tree.threads.get(size) ?? [];
-  const { prefix } = tree;
-  const none = { kept: Number.NaN, eventLogs: Number.NaN };
-  const memoryBefore = prefix === undefined ? none : await memoryOf(redis, prefix);
-  const bytesBefore = prefix === undefined ? Number.NaN : await bytesIn(redis);
-  const cpuBefore = tree.cpuSeconds();
-  await Promise.all(threads.map((threadId) => runOn(tree, threadId)));
-  await sleep(SETTLE_MS);
-  const cpuAfter = tree.cpuSeconds();
-  const bytesAfter = prefix === undefined ? Number.NaN : await bytesIn(redis);
-  const memoryAfter = prefix === undefined ? none : await memoryOf(redis, prefix);
-  return {
-    runs: threads.length,
-    cpuMs: (cpuAfter - cpuBefore) * 1000,
-    bytesIn: bytesAfter - bytesBefore,
-    keptBytes: memoryAfter.kept - memoryBefore.kept,
-    eventLogBytes: memoryAfter.eventLogs - memoryBefore.eventLogs,
-  };
-}
-
-async function readLatency(tree: Tree, path: (threadId: string) => string, threads: string[]): Promise<number> {
-  const samples: number[] = [];
-  for (let i = 0; i < READ_SAMPLES; i++) {
-    const threadId = threads[i % threads.length] as string;
-    const began = performance.now();
-    await json(await call(tree.agent, `${tree.url}${path(threadId)}`, "GET"), "read");
-    samples.push(performance.now() - began);
-  }
-  return median(samples);
 }
 
 /**
@@ -179,6 +107,7 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         label,
         url: server.url,
         cpuSeconds,
+        idleMsPerSecond: 0,
         stop,
         prefix,
         agent: new Agent({ keepAlive: true }),
@@ -187,19 +116,24 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     }
     if (process.env.GROWTH_REFERENCE === "1") {
       const reference = await startMeasuredReference(join(here, "../agent-server/example/langgraph.json"));
-      trees.push({ label: "reference", ...reference, agent: new Agent({ keepAlive: true }), threads: new Map() });
+      const agent = new Agent({ keepAlive: true });
+      trees.push({ label: "reference", ...reference, idleMsPerSecond: 0, agent, threads: new Map() });
     }
     for (const tree of trees) {
-      // JIT warm-up on fresh and longer threads, unmeasured.
-      const warm = await Promise.all(Array.from({ length: THREADS }, () => createThread(tree, earlierMessages(50))));
-      for (let i = 0; i < WARMUP_RUNS / THREADS; i++) await Promise.all(warm.map((id) => runOn(tree, id)));
+      // Before any run: what runs leave behind (packing their checkpoints, collections) is theirs.
+      tree.idleMsPerSecond = await idleCpu(tree);
+      await warmUp(tree);
       for (const size of SIZES) {
         const messages = earlierMessages(size);
-        const threads = await Promise.all(Array.from({ length: THREADS }, () => createThread(tree, messages)));
-        // One unmeasured run each: a thread created with `supersteps` keeps its values in its
-        // record until its first run (see docs/storage.md), and the figures are those of "one more run".
-        await Promise.all(threads.map((threadId) => runOn(tree, threadId)));
-        tree.threads.set(size, threads);
+        const groups: string[][] = [];
+        for (let group = 0; group < GROUPS; group++) {
+          const threads = await Promise.all(Array.from({ length: THREADS }, () => createThread(tree, messages)));
+          // One unmeasured run each: a thread created with `supersteps` keeps its values in its
+          // record until its first run (see docs/storage.md), and the figures are those of "one more run".
+          await Promise.all(threads.map((threadId) => runOn(tree, threadId)));
+          groups.push(threads);
+        }
+        tree.threads.set(size, groups);
       }
     }
     const phases = new Map<string, Phase[]>();
@@ -209,22 +143,23 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         // Alternate which tree goes first, so neither always follows the other's load.
         for (const tree of round % 2 === 0 ? trees : [...trees].reverse()) {
           const key = `${tree.label}/${size}`;
-          phases.set(key, [...(phases.get(key) ?? []), await measurePhase(redis, tree, size)]);
+          phases.set(key, [...(phases.get(key) ?? []), await measurePhase(redis, tree, size, round)]);
         }
       }
     }
     const results: BenchResult[] = [];
     for (const tree of trees) {
-      const perRun = (size: number, pick: (phase: Phase) => number) => {
-        const measured = phases.get(`${tree.label}/${size}`) ?? [];
+      const perRun = (size: number, pick: (phase: Phase) => number, only = (_phase: Phase) => true) => {
+        const measured = (phases.get(`${tree.label}/${size}`) ?? []).filter(only);
         return measured.reduce((sum, phase) => sum + pick(phase), 0) / measured.reduce((n, p) => n + p.runs, 0);
       };
+      const withoutFullCollection = (phase: Phase) => phase.fullCollections === 0;
       /** Robust to a garbage collection of the whole heap landing in one phase (a few ms a run). */
       const medianPerRun = (size: number) =>
         median((phases.get(`${tree.label}/${size}`) ?? []).map((phase) => phase.cpuMs / phase.runs));
       const name = (what: string) => `growth (${tree.label}): ${what}`;
       for (const size of SIZES) {
-        const threads = tree.threads.get(size) ?? [];
+        const threads = tree.threads.get(size)?.[0] ?? [];
         const state = await readLatency(tree, (id) => `/threads/${id}/state`, threads);
         const history = await readLatency(tree, (id) => `/threads/${id}/history?limit=10`, threads);
         const at = `N=${size}`;
@@ -265,9 +200,19 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
             value: round(perRun(size, (p) => p.eventLogBytes) / 1024, 1),
             unit: "KiB",
           },
+          {
+            name: name(`full collections in its phases (${ROUNDS * THREADS} runs), ${at}`),
+            value: (phases.get(`${tree.label}/${size}`) ?? []).reduce((sum, phase) => sum + phase.fullCollections, 0),
+            unit: "collections",
+          },
           ...latencies,
         );
       }
+      results.push({
+        name: name("server CPU while idle, taken out of each phase"),
+        value: round(tree.idleMsPerSecond, 1),
+        unit: "ms/s",
+      });
       const ratio = (pick: (phase: Phase) => number) => round(perRun(1000, pick) / perRun(1, pick), 2);
       results.push({ name: name("CPU per run (raw), N=1000 / N=1"), value: ratio((p) => p.cpuMs), unit: "x" });
       if (tree.prefix === undefined) continue;
@@ -281,6 +226,17 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         {
           name: name("the same from the median phase of each N"),
           value: round((medianPerRun(1000) - graphGrowth(1000)) / medianPerRun(1), 2),
+          unit: "x",
+        },
+        {
+          // Where full collections land is chance (~300 ms each, a few per run of the bench):
+          // this is the ratio without them, which moves only with the machine's noise.
+          name: name("the same from the phases without a full collection"),
+          value: round(
+            (perRun(1000, (p) => p.cpuMs, withoutFullCollection) - graphGrowth(1000)) /
+              perRun(1, (p) => p.cpuMs, withoutFullCollection),
+            2,
+          ),
           unit: "x",
         },
         {
