@@ -7,6 +7,7 @@ import type { ServerProcess } from "../agent-server/src/runs/testing/process.ts"
 import { graphCpuPerRun } from "./support/graph-work.ts";
 import {
   createThread,
+  createThreads,
   earlierMessages,
   idleCpu,
   json,
@@ -124,10 +125,9 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
       tree.idleMsPerSecond = await idleCpu(tree);
       await warmUp(tree);
       for (const size of SIZES) {
-        const messages = earlierMessages(size);
         const groups: string[][] = [];
         for (let group = 0; group < GROUPS; group++) {
-          const threads = await Promise.all(Array.from({ length: THREADS }, () => createThread(tree, messages)));
+          const threads = await createThreads(tree, size);
           // One unmeasured run each: a thread created with `supersteps` keeps its values in its
           // record until its first run (see docs/storage.md), and the figures are those of "one more run".
           await Promise.all(threads.map((threadId) => runOn(tree, threadId)));

@@ -85,6 +85,12 @@ export async function createThread(tree: Tree, messages: unknown[]): Promise<str
   return (created as { thread_id: string }).thread_id;
 }
 
+/** `THREADS` new threads of `size` earlier messages each. */
+export function createThreads(tree: Tree, size: number): Promise<string[]> {
+  const messages = earlierMessages(size);
+  return Promise.all(Array.from({ length: THREADS }, () => createThread(tree, messages)));
+}
+
 export async function runOn(tree: Tree, threadId: string): Promise<void> {
   const url = `${tree.url}/threads/${threadId}/runs/wait`;
   const answer = await call(tree.agent, url, "POST", { assistant_id: "agent", input });
@@ -112,12 +118,10 @@ export async function idleCpu(tree: Tree): Promise<number> {
 
 /** `WARMUP_ROUNDS` on threads of their own: short ones replaced every few rounds, so they stay short. */
 export async function warmUp(tree: Tree): Promise<void> {
-  const createSome = (size: number) =>
-    Promise.all(Array.from({ length: THREADS }, () => createThread(tree, earlierMessages(size))));
-  const long = await createSome(1000);
+  const long = await createThreads(tree, 1000);
   let short: string[] = [];
   for (let round = 0; round < WARMUP_ROUNDS; round++) {
-    if (round % RUNS_PER_THREAD === 0) short = await createSome(1);
+    if (round % RUNS_PER_THREAD === 0) short = await createThreads(tree, 1);
     await Promise.all([...short, ...long].map((threadId) => runOn(tree, threadId)));
   }
 }
