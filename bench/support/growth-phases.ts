@@ -22,8 +22,9 @@ export const RUNS_PER_THREAD = 10;
  */
 const SETTLE_MS = 150;
 /**
- * A phase lasts ~200 ms, mostly `SETTLE_MS`, and a server doing nothing uses CPU too (6 – 10 ms
- * a second: workers polling the queue, timers): left in, it added ~0.3 ms to every run, the same
+ * A phase lasts ~200 ms, mostly `SETTLE_MS`, and a server doing nothing uses CPU too (~3 ms a
+ * second: Redis watchdog pings, the queue poll, timers; 6 – 10 ms while the event-loop monitor
+ * sampled every 10 ms): left in, it added ~0.1 – 0.3 ms to every run, the same
  * at every N, and made the ratios look smaller. It is measured over this long after the server
  * starts, before any run, and taken out of each phase for its duration.
  */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { type ExtensionTestServer, startExtensionServer } from "../long-term-store/testing/server.ts";
 import { eventually } from "../runs/testing/wait.ts";
-import { ServerMetrics } from "./registry.ts";
+import { EVENT_LOOP_SAMPLE_MS, ServerMetrics } from "./registry.ts";
 
 /** Value of one sample line (`name{labels} value`) of a Prometheus text exposition. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -57,6 +57,22 @@ describe("/metrics", () => {
     expect(sample(text, "agentplane_redis_errors_total")).toBeUndefined();
     expect(text).toContain("# TYPE agentplane_redis_errors_total counter");
     expect(text).toContain("agentplane_process_cpu_seconds_total");
+  });
+
+  it("sees an event-loop stall as long as its sampling interval", async () => {
+    // A scrape reads and restarts the delay histogram, whose first sample after that only sets
+    // where the next interval starts: the stall comes a few samples later.
+    await (await fetch(`${app.url}/metrics`)).text();
+    await new Promise((resolve) => setTimeout(resolve, 3 * EVENT_LOOP_SAMPLE_MS));
+    const stallMs = 3 * EVENT_LOOP_SAMPLE_MS;
+    const until = performance.now() + stallMs;
+    while (performance.now() < until) {
+      // The server runs in this process: its event loop is held here.
+    }
+    const text = await (await fetch(`${app.url}/metrics`)).text();
+    expect(sample(text, "agentplane_nodejs_eventloop_lag_max_seconds")).toBeGreaterThanOrEqual(
+      (stallMs - EVENT_LOOP_SAMPLE_MS) / 1000,
+    );
   });
 
   it("keeps one registry per server instance", async () => {
