@@ -22,6 +22,9 @@ const keepAlive = new http.Agent({ keepAlive: true });
 export function send(baseUrl: string, request: FuzzRequest, timeoutMs = 5_000): Promise<Answer> {
   return new Promise((resolve) => {
     let timer: NodeJS.Timeout | undefined;
+    // Set when this client gives up: the error that follows is its own doing, not the server's
+    // (an answer that streams for longer, e.g. a thread's stream of its future runs, is cut so).
+    let timedOut = false;
     const fail = (status: "timeout" | "network", error: unknown) => {
       clearTimeout(timer);
       resolve({ status, detail: String(error) });
@@ -47,10 +50,9 @@ export function send(baseUrl: string, request: FuzzRequest, timeoutMs = 5_000): 
             clearTimeout(timer);
             resolve({ status, detail: status >= 500 ? detail.slice(0, 300) : undefined });
           });
-          res.on("error", (error) => fail("network", error));
+          res.on("error", (error) => fail(timedOut ? "timeout" : "network", error));
         },
       );
-      let timedOut = false;
       timer = setTimeout(() => {
         timedOut = true;
         req.destroy();
