@@ -26,9 +26,9 @@ export type RunMetricStatus = "success" | "error" | "interrupted";
 
 /**
  * How often the event-loop delay histogram (`agentplane_nodejs_eventloop_lag_*`) takes a sample.
- * prom-client's default, 10 ms, woke an idle server 100 times a second, 5 of the 8 ms of CPU a
- * second it used doing nothing (on every replica of every deployment). Every stall this long or
- * longer is still seen; a shorter one in proportion to its length.
+ * prom-client's default, 10 ms, woke an idle server 100 times a second: about half of the
+ * 7 – 8 ms of CPU a second it used doing nothing (on every replica of every deployment). Every
+ * stall this long or longer is still seen; a shorter one in proportion to its length.
  */
 export const EVENT_LOOP_SAMPLE_MS = 100;
 
