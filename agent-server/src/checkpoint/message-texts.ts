@@ -60,6 +60,22 @@ export function known(item: object): Known | undefined {
 }
 
 /**
+ * The remembered text of each of `items` while every one is unchanged since (checked as before
+ * a put); undefined as soon as one is not remembered or changed. Nothing is serialised or
+ * remembered here: a list loaded from bytes by a process that never put it stays unremembered.
+ */
+export function rememberedTexts(items: readonly unknown[]): Buffer[] | undefined {
+  const texts: Buffer[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    const entry = typeof item === "object" && item !== null ? known(item) : undefined;
+    if (!entry) return undefined;
+    texts[i] = entry.bytes;
+  }
+  return texts;
+}
+
+/**
  * Whether `item` holds what `entry` was remembered from (the same class, the same fields), so
  * `entry.bytes` are its text: the check `known` makes, without looking the entry up. A list's
  * previous version keeps its items' entries in order, and a conversation's next version is

@@ -20,6 +20,7 @@ import { LruCache } from "../storage/lru-cache.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type { StoredCheckpointRef, ThreadCheckpointer } from "../storage/types.ts";
 import { type KnownVersion, KnownVersions } from "./deltas.ts";
+import { rememberedTexts } from "./message-texts.ts";
 import { checkpointMetadata, leaseOf, runIdOf, TaskWritesTracker } from "./metadata.ts";
 import { asFullCopies, decodeBlobs, encodeBlob, orderedWrites, pairs, rememberStored } from "./redis-codec.ts";
 import {
@@ -193,6 +194,10 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     if (version === undefined) return undefined;
     const known = this.#known.get(scope, channel);
     return known?.field === blobField(channel, version) ? known.itemTexts : undefined;
+  }
+
+  rememberedItemTexts(items: readonly unknown[]): readonly Buffer[] | undefined {
+    return rememberedTexts(items);
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {

@@ -2,7 +2,7 @@ import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ServerModule } from "../app.ts";
 import type { ServerContext } from "../context.ts";
 import type { RunEventLog } from "../stream/event-log.ts";
-import { CheckpointValues, MaterialisingRunEventLog } from "../stream/references.ts";
+import { MaterialisingRunEventLog } from "../stream/references.ts";
 import { MemoryThreadStore } from "../threads/memory-store.ts";
 import { runQueuePrefix, threadKeys } from "../threads/redis-index.ts";
 import { ThreadService } from "../threads/service.ts";
@@ -67,7 +67,7 @@ export function runsModule(options: RunsModuleOptions = {}): RunsModule {
     async start(ctx) {
       const opened = await openBackend(ctx, settings);
       // Root values events are logged as references to the checkpoints that hold the same state.
-      const checkpointValues = new CheckpointValues(ctx.storage.checkpointer);
+      const { checkpointValues } = ctx.storage;
       const backend = { ...opened, events: new MaterialisingRunEventLog(opened.events, checkpointValues) };
       // The runs' view of their threads; a thread deleted through it takes its runs along.
       const threads = new ThreadService(ctx, { onDelete: (threadId) => service().deleteThreadRuns(threadId) });

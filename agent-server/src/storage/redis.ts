@@ -3,6 +3,7 @@ import { RedisAssistantStore } from "../assistants/redis-store.ts";
 import { RedisCheckpointer } from "../checkpoint/redis.ts";
 import { RedisStore } from "../long-term-store/redis-store.ts";
 import type { LongTermStoreOptions } from "../long-term-store/store.ts";
+import { CheckpointValues } from "../stream/references.ts";
 import { runQueuePrefix } from "../threads/redis-index.ts";
 import { RedisThreadStore } from "../threads/redis-store.ts";
 import { connectRedis, pingWithin } from "./redis-client.ts";
@@ -27,11 +28,13 @@ export async function createRedisStorage({
   const client = await connectRedis(url, logger);
   const store = new RedisStore(client, { ...storeOptions, prefix });
   const checkpointer = new RedisCheckpointer(client, { prefix, runsPrefix: runQueuePrefix(prefix) });
+  const checkpointValues = new CheckpointValues(checkpointer);
   return {
     kind: "redis",
     assistants: new RedisAssistantStore(client, prefix),
-    threads: new RedisThreadStore(client, prefix, checkpointer),
+    threads: new RedisThreadStore(client, prefix, checkpointValues),
     checkpointer,
+    checkpointValues,
     store,
     redis: client,
     // The health check answers within the ping's timeout whether Redis answers or not.

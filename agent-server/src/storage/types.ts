@@ -1,6 +1,6 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { LongTermStore } from "../long-term-store/store.ts";
-import type { CheckpointValuesRef, JsonParts } from "../stream/references.ts";
+import type { CheckpointValues, CheckpointValuesRef, JsonParts } from "../stream/references.ts";
 import type { RedisClient } from "./redis-client.ts";
 
 /**
@@ -261,6 +261,11 @@ export interface ThreadCheckpointer extends BaseCheckpointSaver {
    */
   storedItemTexts?(checkpoint: StoredCheckpointRef, channel: string): readonly Buffer[] | undefined;
   /**
+   * The stored text of each item of a list this process put or handed out, when every item is
+   * unchanged since (checked); undefined otherwise (then the list is converted as it is).
+   */
+  rememberedItemTexts?(items: readonly unknown[]): readonly Buffer[] | undefined;
+  /**
    * A run's graph returned on the thread (nothing pending): none of its code runs after its
    * last checkpoint, so what that put checked needs no check when the next run reads it.
    */
@@ -279,6 +284,8 @@ export interface Storage {
   assistants: AssistantStore;
   threads: ThreadStore;
   checkpointer: ThreadCheckpointer;
+  /** States at checkpoints as API JSON, from what this process holds where it can (runs' answers, thread and state reads). */
+  checkpointValues: CheckpointValues;
   /** Long-term memory with per-item TTLs (what graphs get as `config.store`). */
   store: LongTermStore;
   /** The connection the Redis stores share (Redis storage only), for other light Redis users (crons). */

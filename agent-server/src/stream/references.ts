@@ -64,6 +64,10 @@ const MISSING_RETRY_MS = 30;
 
 const cacheKey = (ref: CheckpointValuesRef) => `${ref.thread_id}\n${ref.checkpoint_ns}\n${ref.checkpoint_id}`;
 
+/** Where a list's JSON is kept for its next version: the thread, namespace and channel it is the value of. */
+const listKey = (thread_id: string, checkpoint_ns: string, channel: string) =>
+  `${thread_id}\0${checkpoint_ns}\0${channel}`;
+
 /** The event's data: inline values as they are, the others (lists) converted from the state's. */
 const eventData = (values: Record<string, unknown>, { keys, inline }: CheckpointValuesRef) => {
   const data: Record<string, unknown> = {};
@@ -130,11 +134,21 @@ export class CheckpointValues {
       else {
         const texts = this.#checkpointer.storedItemTexts?.(checkpoint, key);
         if (!texts) return undefined;
-        parts.push(...(await this.#lists.json(`${checkpoint.thread_id}\0${checkpoint.checkpoint_ns}\0${key}`, texts)));
+        parts.push(...(await this.#lists.json(listKey(checkpoint.thread_id, checkpoint.checkpoint_ns, key), texts)));
       }
     }
     parts.push(Buffer.from(parts.length === 0 ? "{}" : "}"));
     return parts;
+  }
+
+  /**
+   * The API JSON of `items`, the value of `channel` in a state of the thread and namespace, from
+   * their stored texts when the checkpointer remembers every one unchanged (a state read of a
+   * long conversation this process ran or read before); undefined otherwise.
+   */
+  async listJson(thread_id: string, checkpoint_ns: string, channel: string, items: readonly unknown[]) {
+    const texts = this.#checkpointer.rememberedItemTexts?.(items);
+    return texts && (await this.#lists.json(listKey(thread_id, checkpoint_ns, channel), texts));
   }
 
   async #read(ref: CheckpointValuesRef): Promise<Record<string, unknown> | undefined> {

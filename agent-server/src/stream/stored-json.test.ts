@@ -11,6 +11,10 @@ const message = (i: number): BaseMessage =>
     ? new HumanMessage({ id: `h${i}`, content: `question ${i} — “quoted” ✓` })
     : new AIMessage({ id: `a${i}`, content: [{ type: "text", text: `answer ${i}` }], tool_calls: [] });
 
+/** Whether two pieces start at the same byte of the same memory (small buffers share a pool). */
+const sameBytes = (a: Buffer | undefined, b: Buffer | undefined) =>
+  a !== undefined && b !== undefined && a.buffer === b.buffer && a.byteOffset === b.byteOffset;
+
 /** Each message's stored text, as the checkpointer keeps it. */
 async function textsOf(messages: BaseMessage[]): Promise<Buffer[]> {
   return Promise.all(messages.map(async (m) => Buffer.from((await serde.dumpsTyped(m))[1])));
@@ -60,5 +64,22 @@ describe("StoredListJson", () => {
     expect(jsonText(await lists.json("a\0\0messages", [...texts, ...other]))).toBe(
       JSON.stringify([message(0), message(1), message(2)].map(toJsonValue)),
     );
+  });
+
+  it("answers an earlier state of the list from the bytes made, and keeps the longer list for the next version", async () => {
+    const lists = new StoredListJson(serde);
+    const messages = Array.from({ length: 12 }, (_, i) => message(i));
+    const texts = await textsOf(messages);
+    const [latest] = await lists.json("t\0\0messages", texts.slice(0, 10));
+    // History reads older states, newest first: each a prefix of the one before.
+    for (const length of [8, 6, 1]) {
+      const earlier = await lists.json("t\0\0messages", texts.slice(0, length));
+      expect(jsonText(earlier)).toBe(JSON.stringify(messages.slice(0, length).map(toJsonValue)));
+      expect(sameBytes(earlier[0], latest)).toBe(true);
+    }
+    // The next run's list extends the latest one, not the last state history read: appended in place.
+    const [next] = await lists.json("t\0\0messages", texts);
+    expect(jsonText([next as Buffer, Buffer.from("]")])).toBe(JSON.stringify(messages.map(toJsonValue)));
+    expect(sameBytes(next, latest)).toBe(true);
   });
 });

@@ -52,14 +52,21 @@ export class StoredListJson {
   /** `listKey`: the thread, namespace and channel the list is the value of. */
   async json(listKey: string, texts: readonly Buffer[]): Promise<JsonParts> {
     const before = this.#lists.get(listKey);
-    const list = before?.texts === texts ? before : await this.#make(texts, before);
+    if (before?.texts === texts) return [before.open, CLOSE];
+    let shared = 0;
+    if (before) while (shared < texts.length && texts[shared] === before.texts[shared]) shared++;
+    // An earlier state of the list (history): a view of the bytes made already, which stay the
+    // base for the next version.
+    if (before && shared === texts.length && shared > 0) {
+      return [before.open.subarray(0, before.ends[shared - 1] as number), CLOSE];
+    }
+    const list = await this.#make(texts, before, shared);
     this.#lists.set(listKey, list);
     return [list.open, CLOSE];
   }
 
-  async #make(texts: readonly Buffer[], before: ListJson | undefined): Promise<ListJson> {
-    let shared = 0;
-    if (before) while (shared < texts.length && texts[shared] === before.texts[shared]) shared++;
+  /** `shared`: how many items `texts` starts with that `before` starts with too. */
+  async #make(texts: readonly Buffer[], before: ListJson | undefined, shared: number): Promise<ListJson> {
     const items: Buffer[] = [];
     // Past a change in the middle (a removal, a replacement), most items are still the earlier
     // list's, found by text. A list that only adds items has none of them past its shared start:

@@ -3,6 +3,7 @@ import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { RedisCheckpointer } from "../checkpoint/redis.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type { Thread, ThreadSearch } from "../storage/types.ts";
+import { CheckpointValues } from "../stream/references.ts";
 import { compareThreads, matchesThread } from "./records.ts";
 import { threadKeys } from "./redis-index.ts";
 import { indexPage } from "./redis-page.ts";
@@ -18,7 +19,7 @@ describe("redis thread search from one index", () => {
 
   beforeAll(async () => {
     client = (await connectTestRedis()) as RedisClient;
-    store = new RedisThreadStore(client, prefix, new RedisCheckpointer(client, { prefix }));
+    store = new RedisThreadStore(client, prefix, new CheckpointValues(new RedisCheckpointer(client, { prefix })));
     for (let i = 0; i < 60; i++) threads.push(await store.create({ metadata: { owner: `user-${i % 4}`, n: i } }));
   });
   afterAll(() => client.close());

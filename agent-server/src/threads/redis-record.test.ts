@@ -6,6 +6,7 @@ import { RedisCheckpointer } from "../checkpoint/redis.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type { JsonObject, Thread } from "../storage/types.ts";
 import type { CheckpointValuesRef } from "../stream/references.ts";
+import { CheckpointValues } from "../stream/references.ts";
 import { threadKeys } from "./redis-index.ts";
 import { RedisThreadStore } from "./redis-store.ts";
 import { toJsonValue } from "./state.ts";
@@ -42,7 +43,8 @@ describe("redis thread records without values", () => {
   let checkpointer: RedisCheckpointer;
   let store: RedisThreadStore;
   /** Another replica: the same Redis, nothing remembered. */
-  const replica = () => new RedisThreadStore(client, prefix, new RedisCheckpointer(client, { prefix }));
+  const replica = () =>
+    new RedisThreadStore(client, prefix, new CheckpointValues(new RedisCheckpointer(client, { prefix })));
   const stored = async (threadId: string) =>
     JSON.parse((await client.get(threadKeys(prefix).record(threadId))) as string) as JsonObject;
 
@@ -50,7 +52,7 @@ describe("redis thread records without values", () => {
     client = (await connectTestRedis()) as RedisClient;
     prefix = uniquePrefix("thread-record");
     checkpointer = new RedisCheckpointer(client, { prefix });
-    store = new RedisThreadStore(client, prefix, checkpointer);
+    store = new RedisThreadStore(client, prefix, new CheckpointValues(checkpointer));
   });
   afterAll(() => client.close());
 

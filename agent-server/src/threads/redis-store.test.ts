@@ -3,6 +3,7 @@ import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { RedisCheckpointer } from "../checkpoint/redis.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
 import type { Thread, ThreadSearch, ThreadStatus } from "../storage/types.ts";
+import { CheckpointValues } from "../stream/references.ts";
 import { compareThreads, matchesThread } from "./records.ts";
 import { threadKeys } from "./redis-index.ts";
 import { type Intersection, intersectPage, RedisThreadStore, scanPage, storedIntersectPage } from "./redis-store.ts";
@@ -16,7 +17,7 @@ describe("redis thread search paths", () => {
 
   beforeAll(async () => {
     client = (await connectTestRedis()) as RedisClient;
-    const store = new RedisThreadStore(client, prefix, new RedisCheckpointer(client, { prefix }));
+    const store = new RedisThreadStore(client, prefix, new CheckpointValues(new RedisCheckpointer(client, { prefix })));
     const created = await Promise.all(
       Array.from({ length: 600 }, (_, i) => store.create({ metadata: { g: i % 3, h: `h${i % 7}` } })),
     );
@@ -62,7 +63,7 @@ describe("redis thread search paths", () => {
   };
 
   it("pages every filtered sort order like the in-memory rules", async () => {
-    const store = new RedisThreadStore(client, prefix, new RedisCheckpointer(client, { prefix }));
+    const store = new RedisThreadStore(client, prefix, new CheckpointValues(new RedisCheckpointer(client, { prefix })));
     for (const query of queries) {
       const search = searchOf(query);
       const expected = [...threads.values()].filter((thread) => matchesThread(thread, search));
@@ -127,7 +128,7 @@ describe("redis thread update from a record the caller already read", () => {
   afterAll(() => client.close());
 
   it("applies to the stored record, also when the given one is stale or the thread is gone", async () => {
-    const store = new RedisThreadStore(client, prefix, new RedisCheckpointer(client, { prefix }));
+    const store = new RedisThreadStore(client, prefix, new CheckpointValues(new RedisCheckpointer(client, { prefix })));
     const read = await store.create({ metadata: { a: 1 } });
     const current = await store.update(read.thread_id, { status: "busy" }, read);
     expect(current).toMatchObject({ status: "busy", metadata: { a: 1 } });

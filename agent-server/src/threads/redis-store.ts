@@ -5,14 +5,13 @@ import type {
   Page,
   RunFence,
   Thread,
-  ThreadCheckpointer,
   ThreadCreate,
   ThreadFilter,
   ThreadSearch,
   ThreadStore,
   ThreadUpdate,
 } from "../storage/types.ts";
-import { CheckpointValues } from "../stream/references.ts";
+import type { CheckpointValues } from "../stream/references.ts";
 import { compareThreads, matchesThread, newThread, type ThreadFields } from "./records.ts";
 import {
   CAS_SCRIPT,
@@ -108,13 +107,13 @@ export class RedisThreadStore implements ThreadStore {
   /** The stored text of each thread this store returned: what a write based on it compares against. */
   private readonly stored = new WeakMap<Thread, string>();
 
-  /** `checkpointer`: where the values of records that refer to a checkpoint are read. */
-  constructor(client: RedisClient, prefix: string, checkpointer: ThreadCheckpointer) {
+  /** `checkpointValues`: where the values of records that refer to a checkpoint are read. */
+  constructor(client: RedisClient, prefix: string, checkpointValues: CheckpointValues) {
     this.client = client;
     this.prefix = prefix;
     this.keys = threadKeys(prefix);
     this.runs = runQueuePrefix(prefix);
-    this.values = new ThreadValues(new CheckpointValues(checkpointer));
+    this.values = new ThreadValues(checkpointValues);
   }
 
   async create(input: ThreadCreate): Promise<Thread> {

@@ -20,8 +20,17 @@ import type {
   ThreadTtlStrategy,
   ThreadUpdate,
 } from "../storage/types.ts";
+import type { JsonParts } from "../stream/references.ts";
 import type { Superstep } from "./schemas.ts";
-import { type ApiCheckpoint, applySupersteps, type CheckpointSelector, type ThreadState } from "./state.ts";
+import {
+  type ApiCheckpoint,
+  applySupersteps,
+  type CheckpointSelector,
+  emptyThreadState,
+  type ThreadState,
+  toThreadState,
+} from "./state.ts";
+import { threadStateJson, threadStatesJson } from "./state-json.ts";
 import {
   type HistoryQuery,
   readThreadHistory,
@@ -293,7 +302,19 @@ export class ThreadService {
     subgraphs: boolean,
     auth?: RequestAuth,
   ): Promise<ThreadState> {
-    return readThreadState(this.#ctx, await this.get(threadId, auth), checkpoint, subgraphs);
+    const snapshot = await readThreadState(this.#ctx, await this.get(threadId, auth), checkpoint, subgraphs);
+    return snapshot ? toThreadState(snapshot) : emptyThreadState();
+  }
+
+  /** `state` as the API's JSON, in pieces (`state-json.ts`): what the state endpoints send. */
+  async stateJson(
+    threadId: string,
+    checkpoint: CheckpointSelector,
+    subgraphs: boolean,
+    auth?: RequestAuth,
+  ): Promise<JsonParts> {
+    const snapshot = await readThreadState(this.#ctx, await this.get(threadId, auth), checkpoint, subgraphs);
+    return threadStateJson(snapshot, this.#ctx.storage.checkpointValues);
   }
 
   /**
@@ -311,6 +332,13 @@ export class ThreadService {
 
   /** The thread's past states, newest first. */
   async history(threadId: string, query: HistoryQuery, auth?: RequestAuth): Promise<ThreadState[]> {
-    return readThreadHistory(this.#ctx, await this.get(threadId, auth), query);
+    const snapshots = await readThreadHistory(this.#ctx, await this.get(threadId, auth), query);
+    return snapshots.map((snapshot) => toThreadState(snapshot));
+  }
+
+  /** `history` as the API's JSON, in pieces (`state-json.ts`): what the history endpoints send. */
+  async historyJson(threadId: string, query: HistoryQuery, auth?: RequestAuth): Promise<JsonParts> {
+    const snapshots = await readThreadHistory(this.#ctx, await this.get(threadId, auth), query);
+    return threadStatesJson(snapshots, this.#ctx.storage.checkpointValues);
   }
 }

@@ -1,18 +1,16 @@
 import { badRequest } from "@agentplane/common";
 import type { RunnableConfig } from "@langchain/core/runnables";
+import type { StateSnapshot } from "@langchain/langgraph";
 import type { ServerContext } from "../context.ts";
 import type { JsonObject, Thread } from "../storage/types.ts";
 import {
   type ApiCheckpoint,
   asClientError,
   type CheckpointSelector,
-  emptyThreadState,
   syncThreadValues,
-  type ThreadState,
   threadConfig,
   threadGraph,
   toApiCheckpoint,
-  toThreadState,
 } from "./state.ts";
 
 /** A page of history ends before this checkpoint: its id, the checkpoint, or a config wrapping one. */
@@ -40,16 +38,15 @@ function checkpointIdOf(before: HistoryBefore | null | undefined): string | unde
   return ("configurable" in before ? before.configurable.checkpoint_id : before.checkpoint_id) ?? undefined;
 }
 
-/** The thread's state at `checkpoint` (latest when empty); empty for a thread that never ran. */
+/** The thread's state at `checkpoint` (latest when empty); undefined for a thread with no graph yet. */
 export async function readThreadState(
   ctx: ServerContext,
   thread: Thread,
   checkpoint: CheckpointSelector,
   subgraphs: boolean,
-): Promise<ThreadState> {
+): Promise<StateSnapshot | undefined> {
   const graph = await threadGraph(ctx, thread);
-  if (!graph) return emptyThreadState();
-  return toThreadState(await graph.getState(threadConfig(thread, checkpoint), { subgraphs }));
+  return graph && (await graph.getState(threadConfig(thread, checkpoint), { subgraphs }));
 }
 
 /** Writes a checkpoint as if `as_node` had produced the values (400 for a thread without a graph). */
@@ -79,12 +76,12 @@ export async function readThreadHistory(ctx: ServerContext, thread: Thread, quer
   if (!graph) return [];
   const beforeId = checkpointIdOf(query.before);
   const before: RunnableConfig | undefined = beforeId ? { configurable: { checkpoint_id: beforeId } } : undefined;
-  const states: ThreadState[] = [];
+  const states: StateSnapshot[] = [];
   const history = graph.getStateHistory(threadConfig(thread, query.checkpoint ?? {}), {
     limit: query.limit,
     before,
     filter: query.metadata ?? undefined,
   });
-  for await (const snapshot of history) states.push(toThreadState(snapshot));
+  for await (const snapshot of history) states.push(snapshot);
   return states;
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisUrl, uniquePrefix } from "../../../testing/redis.ts";
 import { exampleConfig, fixtureConfig, startTestServer } from "../graphs/testing/server.ts";
 import type { AgentServer } from "../server.ts";
+import { ThreadService } from "./service.ts";
 
 let server: AgentServer;
 let client: Client;
@@ -166,6 +167,28 @@ describe("thread state", () => {
     const unknownNode = await post(`/threads/${idle.thread_id}/state`, { values: {}, as_node: "nope" });
     expect(unknownNode.status).toBe(400);
     expect((await client.threads.getHistory(idle.thread_id)).length).toBe(3);
+  });
+});
+
+describe("state and history of a long conversation over HTTP", () => {
+  it("answer the state as stored, with the headers res.json sends and no ETag", async () => {
+    const thread = await client.threads.create({ graphId: "agent" });
+    for (let i = 0; i < 6; i++) {
+      await client.runs.wait(thread.thread_id, "agent", { input: { messages: [human(`question ${i}`, `h${i}`)] } });
+    }
+    const response = await fetch(`${server.url}/threads/${thread.thread_id}/state`);
+    const body = await response.text();
+    expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(Number(response.headers.get("content-length"))).toBe(Buffer.byteLength(body));
+    expect(response.headers.get("etag")).toBeNull();
+    const state = JSON.parse(body);
+    expect(state.values.messages.map((m: { type: string }) => m.type)).toEqual(Array(6).fill(["human", "ai"]).flat());
+    // The run's answer (made from the stored texts) and the state read agree with a fresh conversion.
+    const threads = new ThreadService(server.ctx);
+    expect(state).toEqual(await threads.state(thread.thread_id, {}, false));
+    const history = (await (await post(`/threads/${thread.thread_id}/history`, { limit: 5 })).json()) as unknown[];
+    expect(history).toEqual(await threads.history(thread.thread_id, { limit: 5 }));
+    expect(history[0]).toEqual(state);
   });
 });
 

@@ -2,6 +2,7 @@ import { type AnyRoute, defineRoute } from "@agentplane/common";
 import { z } from "zod";
 import { requestAuth } from "../custom-auth/module.ts";
 import { QueryBoolean } from "../http/query.ts";
+import { sendJsonParts } from "../http/send-json.ts";
 import { CheckpointConfigSchema as CheckpointConfig } from "../runs/schemas.ts";
 import { apiSchemas } from "../schemas/registry.ts";
 import type { ThreadService } from "./service.ts";
@@ -91,7 +92,8 @@ export function threadStateRoutes(service: ThreadService): AnyRoute[] {
       query: z.object({ subgraphs: QueryBoolean.default(false) }),
       response: ThreadStateSchema,
       errors: [404],
-      handler: ({ params, query, req }) => service.state(params.thread_id, {}, query.subgraphs, requestAuth(req)),
+      handler: async ({ params, query, req, res }) =>
+        sendJsonParts(res, await service.stateJson(params.thread_id, {}, query.subgraphs, requestAuth(req))),
     }),
     defineRoute({
       method: "post",
@@ -118,8 +120,10 @@ export function threadStateRoutes(service: ThreadService): AnyRoute[] {
       query: z.object({ subgraphs: QueryBoolean.default(false) }),
       response: ThreadStateSchema,
       errors: [404],
-      handler: ({ params, query, req }) =>
-        service.state(params.thread_id, { checkpoint_id: params.checkpoint_id }, query.subgraphs, requestAuth(req)),
+      handler: async ({ params, query, req, res }) => {
+        const selector = { checkpoint_id: params.checkpoint_id };
+        sendJsonParts(res, await service.stateJson(params.thread_id, selector, query.subgraphs, requestAuth(req)));
+      },
     }),
     defineRoute({
       method: "post",
@@ -131,8 +135,11 @@ export function threadStateRoutes(service: ThreadService): AnyRoute[] {
       body: z.object({ checkpoint: CheckpointConfig, subgraphs: z.boolean().default(false) }),
       response: ThreadStateSchema,
       errors: [404],
-      handler: ({ params, body, req }) =>
-        service.state(params.thread_id, body.checkpoint, body.subgraphs, requestAuth(req)),
+      handler: async ({ params, body, req, res }) =>
+        sendJsonParts(
+          res,
+          await service.stateJson(params.thread_id, body.checkpoint, body.subgraphs, requestAuth(req)),
+        ),
     }),
     defineRoute({
       method: "get",
@@ -144,7 +151,8 @@ export function threadStateRoutes(service: ThreadService): AnyRoute[] {
       query: HistoryQuery,
       response: z.array(ThreadStateSchema),
       errors: [404],
-      handler: ({ params, query, req }) => service.history(params.thread_id, query, requestAuth(req)),
+      handler: async ({ params, query, req, res }) =>
+        sendJsonParts(res, await service.historyJson(params.thread_id, query, requestAuth(req))),
     }),
     defineRoute({
       method: "post",
@@ -156,7 +164,8 @@ export function threadStateRoutes(service: ThreadService): AnyRoute[] {
       body: ThreadHistoryRequest,
       response: z.array(ThreadStateSchema),
       errors: [404],
-      handler: ({ params, body, req }) => service.history(params.thread_id, body, requestAuth(req)),
+      handler: async ({ params, body, req, res }) =>
+        sendJsonParts(res, await service.historyJson(params.thread_id, body, requestAuth(req))),
     }),
   ];
 }

@@ -1,0 +1,71 @@
+import type { StateSnapshot } from "@langchain/langgraph";
+import type { CheckpointValues, JsonParts } from "../stream/references.ts";
+import { emptyThreadState, toJsonValue, toThreadState } from "./state.ts";
+
+/**
+ * Thread states as the API's JSON, in pieces to be written in order: exactly what
+ * `JSON.stringify(toThreadState(snapshot))` gives, but a long list in the values (a
+ * conversation's messages) comes from its items' stored texts when the checkpointer remembers
+ * every one unchanged (`CheckpointValues.listJson`). Its JSON is then the one a run's answer or
+ * an earlier read made, with the messages added since converted: a state read of a thousand
+ * messages converts and serialises two, not a thousand, and a history page's older states are
+ * views of the same bytes.
+ */
+
+const piece = (text: string) => Buffer.from(text);
+
+/** `values` is the first key of a `ThreadState`: the rest follows it after a comma. */
+const OPEN_VALUES = piece('{"values":');
+
+/** An object `toJsonValue` converts key by key (no message, date or `toJSON` of its own). */
+const isPlainRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" &&
+  value !== null &&
+  Object.getPrototypeOf(value) === Object.prototype &&
+  !("toJSON" in value) &&
+  !("getType" in value);
+
+async function valuesJson(snapshot: StateSnapshot, checkpointValues: CheckpointValues): Promise<Buffer[]> {
+  const { values } = snapshot;
+  const threadId = snapshot.config?.configurable?.thread_id;
+  if (!isPlainRecord(values) || typeof threadId !== "string") return [piece(JSON.stringify(toJsonValue(values)))];
+  const namespace = String(snapshot.config?.configurable?.checkpoint_ns ?? "");
+  const parts: Buffer[] = [];
+  for (const key in values) {
+    const value = values[key];
+    if (!Object.hasOwn(values, key) || value === undefined) continue;
+    const list = Array.isArray(value) ? await checkpointValues.listJson(threadId, namespace, key, value) : undefined;
+    // What `JSON.stringify` leaves out of an object (a function, a symbol) is left out here too.
+    const json = list ?? JSON.stringify(toJsonValue(value));
+    if (json === undefined) continue;
+    parts.push(piece(`${parts.length === 0 ? "{" : ","}${JSON.stringify(key)}:`));
+    if (typeof json === "string") parts.push(piece(json));
+    else parts.push(...json);
+  }
+  parts.push(piece(parts.length === 0 ? "{}" : "}"));
+  return parts;
+}
+
+/** One state's JSON; a thread that never ran (no snapshot) has the empty state. */
+export async function threadStateJson(
+  snapshot: StateSnapshot | undefined,
+  checkpointValues: CheckpointValues,
+): Promise<JsonParts> {
+  if (!snapshot) return [piece(JSON.stringify(emptyThreadState()))];
+  const { values: _converted, ...rest } = toThreadState({ ...snapshot, values: {} });
+  const after = JSON.stringify(rest);
+  return [OPEN_VALUES, ...(await valuesJson(snapshot, checkpointValues)), piece(`,${after.slice(1)}`)];
+}
+
+/** A list of states' JSON (history), newest first as given. */
+export async function threadStatesJson(
+  snapshots: readonly StateSnapshot[],
+  checkpointValues: CheckpointValues,
+): Promise<JsonParts> {
+  const parts: Buffer[] = [];
+  for (const snapshot of snapshots) {
+    parts.push(piece(parts.length === 0 ? "[" : ","), ...(await threadStateJson(snapshot, checkpointValues)));
+  }
+  parts.push(piece(parts.length === 0 ? "[]" : "]"));
+  return parts;
+}
