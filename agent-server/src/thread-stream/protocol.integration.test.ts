@@ -240,6 +240,36 @@ describe("thread-centric protocol over SSE", () => {
     await thread.close();
   });
 
+  it("lists a thread's checkpoints with state.listCheckpoints, as its history has them", async () => {
+    const threadId = randomUUID();
+    const thread = client(a).threads.stream(threadId, { assistantId: "chat" });
+    const events = untilTerminal(thread, ["lifecycle"]);
+    await thread.run.start({ input: { messages: [{ role: "user", content: "weather?" }] } });
+    await events;
+    await thread.close();
+    const listed = await command(b, threadId, { id: 1, method: "state.listCheckpoints", params: { limit: 3 } });
+    expect(listed.status).toBe(200);
+    const { result } = (await listed.json()) as { result: { checkpoints: Record<string, unknown>[] } };
+    const history = (await (
+      await fetch(`${b.url}/threads/${threadId}/history`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ limit: 3 }),
+      })
+    ).json()) as { checkpoint_id: string; created_at: string; metadata: { step: number } }[];
+    expect(result.checkpoints).toHaveLength(3);
+    expect(result.checkpoints).toEqual(
+      history.map((state) =>
+        expect.objectContaining({
+          id: state.checkpoint_id,
+          timestamp: state.created_at,
+          step: state.metadata.step,
+          metadata: state.metadata,
+        }),
+      ),
+    );
+  });
+
   it("answers bad commands and filters with 422, unknown threads with 404", async () => {
     const threadId = randomUUID();
     const envelope = await command(a, threadId, { method: "run.start" });

@@ -247,7 +247,7 @@ export class ThreadProtocolService {
 
   async #checkpoints(threadId: string, command: Command, auth: RequestAuth | undefined) {
     const { limit, before } = parseParams(ListCheckpointsParamsSchema, command);
-    const history = await this.#threads.history(threadId, { limit: limit ?? 10, before }, auth);
+    const history = await this.#threads.checkpoints(threadId, { limit: limit ?? 10, before }, auth);
     const checkpoints = history.flatMap((state) => {
       const id = state.checkpoint?.checkpoint_id;
       if (!id) return [];

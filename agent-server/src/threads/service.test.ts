@@ -6,7 +6,9 @@ import { fixtureConfig } from "../graphs/testing/server.ts";
 import { createMemoryStorage } from "../storage/memory.ts";
 import { echoGraphRegistry } from "../storage/testing/api-server.ts";
 import type { Thread } from "../storage/types.ts";
+import { jsonText } from "../stream/references.ts";
 import { ThreadService } from "./service.ts";
+import type { ThreadState } from "./state.ts";
 
 /** The rules the thread service owns, on in-memory storage with the echo graph (`agent`). */
 describe("ThreadService", () => {
@@ -49,7 +51,8 @@ describe("ThreadService", () => {
     await expect(threads.delete(unknown)).rejects.toMatchObject({ status: 404, detail });
     await expect(threads.copy(unknown)).rejects.toMatchObject({ status: 404 });
     await expect(threads.state(unknown, {}, false)).rejects.toMatchObject({ status: 404 });
-    await expect(threads.history(unknown, { limit: 10 })).rejects.toMatchObject({ status: 404 });
+    await expect(threads.checkpoints(unknown, { limit: 10 })).rejects.toMatchObject({ status: 404 });
+    await expect(threads.historyJson(unknown, { limit: 10 })).rejects.toMatchObject({ status: 404 });
     expect(await threads.find(unknown)).toBeUndefined();
     expect(deleted).toEqual([]);
   });
@@ -171,9 +174,11 @@ describe("ThreadService", () => {
     const checkpoint = await threads.updateState(thread.thread_id, { values: { reply: "edited" }, as_node: "respond" });
     expect(checkpoint?.thread_id).toBe(thread.thread_id);
     expect((await threads.get(thread.thread_id)).values).toEqual({ topic: "tea", reply: "edited" });
-    const history = await threads.history(thread.thread_id, { limit: 2 });
+    const history = await threads.checkpoints(thread.thread_id, { limit: 2 });
     expect(history.map((state) => state.checkpoint_id)).toEqual([checkpoint?.checkpoint_id, expect.any(String)]);
-    const earlier = await threads.history(thread.thread_id, { limit: 1, before: checkpoint?.checkpoint_id });
+    const earlier = JSON.parse(
+      jsonText(await threads.historyJson(thread.thread_id, { limit: 1, before: checkpoint?.checkpoint_id })),
+    ) as ThreadState[];
     expect(earlier[0]?.values).toEqual({ topic: "tea", reply: "about tea" });
     const before = await threads.state(thread.thread_id, { checkpoint_id: earlier[0]?.checkpoint_id ?? "" }, false);
     expect(before.values).toEqual({ topic: "tea", reply: "about tea" });

@@ -28,7 +28,9 @@ import {
   type CheckpointSelector,
   emptyThreadState,
   type ThreadState,
+  type ThreadStateWithoutValues,
   toThreadState,
+  toThreadStateWithoutValues,
 } from "./state.ts";
 import { threadStateJson, threadStatesJson } from "./state-json.ts";
 import {
@@ -330,13 +332,13 @@ export class ThreadService {
     return writeThreadState(this.#ctx, thread, update);
   }
 
-  /** The thread's past states, newest first. */
-  async history(threadId: string, query: HistoryQuery, auth?: RequestAuth): Promise<ThreadState[]> {
+  /** The thread's past states, newest first, without their values (their checkpoints and metadata). */
+  async checkpoints(threadId: string, query: HistoryQuery, auth?: RequestAuth): Promise<ThreadStateWithoutValues[]> {
     const snapshots = await readThreadHistory(this.#ctx, await this.get(threadId, auth), query);
-    return snapshots.map((snapshot) => toThreadState(snapshot));
+    return snapshots.map((snapshot) => toThreadStateWithoutValues(snapshot));
   }
 
-  /** `history` as the API's JSON, in pieces (`state-json.ts`): what the history endpoints send. */
+  /** The thread's past states, newest first, as the API's JSON in pieces (`state-json.ts`). */
   async historyJson(threadId: string, query: HistoryQuery, auth?: RequestAuth): Promise<JsonParts> {
     const snapshots = await readThreadHistory(this.#ctx, await this.get(threadId, auth), query);
     return threadStatesJson(snapshots, this.#ctx.storage.checkpointValues);

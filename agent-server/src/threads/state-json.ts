@@ -1,6 +1,6 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { CheckpointValues, JsonParts } from "../stream/references.ts";
-import { emptyThreadState, toJsonValue, toThreadState } from "./state.ts";
+import { emptyThreadState, toJsonValue, toThreadStateWithoutValues } from "./state.ts";
 
 /**
  * Thread states as the API's JSON, in pieces to be written in order: exactly what
@@ -52,8 +52,7 @@ export async function threadStateJson(
   checkpointValues: CheckpointValues,
 ): Promise<JsonParts> {
   if (!snapshot) return [piece(JSON.stringify(emptyThreadState()))];
-  const { values: _converted, ...rest } = toThreadState({ ...snapshot, values: {} });
-  const after = JSON.stringify(rest);
+  const after = JSON.stringify(toThreadStateWithoutValues(snapshot));
   return [OPEN_VALUES, ...(await valuesJson(snapshot, checkpointValues)), piece(`,${after.slice(1)}`)];
 }
 

@@ -142,6 +142,14 @@ export function toThreadState(snapshot: StateSnapshot): ThreadState {
   };
 }
 
+export type ThreadStateWithoutValues = Omit<ThreadState, "values">;
+
+/** `toThreadState` but for the values: what readers of a state's checkpoint, tasks and metadata need. */
+export function toThreadStateWithoutValues(snapshot: StateSnapshot): ThreadStateWithoutValues {
+  const { values: _none, ...rest } = toThreadState({ ...snapshot, values: {} });
+  return rest;
+}
+
 /** The state of a thread that never ran. */
 export const emptyThreadState = (): ThreadState => ({
   values: {},
