@@ -7,9 +7,8 @@ import { emptyThreadState, toJsonValue, toThreadStateWithoutValues } from "./sta
  * `JSON.stringify(toThreadState(snapshot))` gives, but a long list in the values (a
  * conversation's messages) comes from its items' stored texts when the checkpointer remembers
  * every one unchanged (`CheckpointValues.listJson`). Its JSON is then the one a run's answer or
- * an earlier read made, with the messages added since converted: a state read of a thousand
- * messages converts and serialises two, not a thousand, and a history page's older states are
- * views of the same bytes.
+ * an earlier read made, with only the messages added since converted (none after a run in
+ * this process), and a history page's older states are views of the same bytes.
  */
 
 const piece = (text: string) => Buffer.from(text);
@@ -46,7 +45,7 @@ async function valuesJson(snapshot: StateSnapshot, checkpointValues: CheckpointV
   return parts;
 }
 
-/** One state's JSON; a thread that never ran (no snapshot) has the empty state. */
+/** One state's JSON; a thread with no graph yet (no snapshot) has the empty state. */
 export async function threadStateJson(
   snapshot: StateSnapshot | undefined,
   checkpointValues: CheckpointValues,
