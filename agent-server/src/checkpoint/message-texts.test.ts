@@ -1,7 +1,7 @@
 import { AIMessage, HumanMessage, type MessageContentComplex, ToolMessage } from "@langchain/core/messages";
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
-import { itemsOf } from "./message-texts.ts";
+import { itemsOf, rememberedTexts, rememberLoadedList } from "./message-texts.ts";
 import { FastJsonPlusSerializer } from "./serde.ts";
 
 const stock = new JsonPlusSerializer();
@@ -170,5 +170,30 @@ describe("remembered message texts", () => {
     (withDate[0] as HumanMessage).additional_kwargs.when = new Date(0);
     const [, notPlain] = await fast.dumpsTyped(withDate);
     expect(itemsOf(notPlain)).toBeUndefined();
+  });
+
+  it("remembers a list loaded from bytes, each item with its span of them, strings with brackets and all", async () => {
+    const stored = conversation();
+    (stored[0] as HumanMessage).content = 'a "quoted" ], {brace}, and \\ back\\slash — ✓';
+    const bytes = Buffer.from((await new FastJsonPlusSerializer().dumpsTyped(stored))[1]);
+    const loaded = (await new FastJsonPlusSerializer().loadsTyped("json", bytes)) as object[];
+    const entries = rememberLoadedList(bytes, 1, loaded, []);
+    expect(entries?.map((entry) => String(entry.bytes))).toEqual(
+      await Promise.all(stored.map((message) => text(stock, message))),
+    );
+    expect(entries?.map((entry) => entry.loaded)).toEqual(loaded);
+    expect(rememberedTexts(loaded)).toEqual(entries?.map((entry) => entry.bytes));
+    // Taking the first items from a version held before: only the rest is remembered anew.
+    const again = (await new FastJsonPlusSerializer().loadsTyped("json", bytes)) as object[];
+    const rest = 1 + (entries?.slice(0, 4).reduce((sum, entry) => sum + entry.bytes.length + 1, 0) ?? 0);
+    const shared = [...loaded.slice(0, 4), ...again.slice(4)];
+    expect(rememberLoadedList(bytes, rest, shared, entries?.slice(0, 4) ?? [])?.slice(0, 4)).toEqual(
+      entries?.slice(0, 4),
+    );
+    expect(rememberedTexts(shared)?.map(String)).toEqual(entries?.map((entry) => String(entry.bytes)));
+    // Not a list of LangChain objects of plain data, or not written as the serde writes lists: nothing.
+    expect(rememberLoadedList(Buffer.from('[{"a":1}]'), 1, [{ a: 1 }], [])).toBeUndefined();
+    const spaced = Buffer.from(`[${entries?.map(String).join(", ")}]`);
+    expect(rememberLoadedList(spaced, 1, again, [])).toBeUndefined();
   });
 });

@@ -105,6 +105,76 @@ export function rememberText(item: object, text: string, codec: TextCodec): bool
   return true;
 }
 
+const COMMA = 0x2c;
+const CLOSE = 0x5d;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Where each item of the JSON list `bytes` ends (at its comma, or at the closing bracket), for
+ * the items from `from` (an item's first byte, or the closing bracket) on; undefined for
+ * anything else than a list of objects written without spaces, as the serde writes lists.
+ */
+function itemEnds(bytes: Buffer, from: number): number[] | undefined {
+  const ends: number[] = [];
+  if (bytes[from] === CLOSE) return from === bytes.length - 1 ? ends : undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = from; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (inString) {
+      if (byte === BACKSLASH) i++;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth++;
+    else if (depth > 0 && (byte === CLOSE_BRACE || byte === CLOSE)) depth--;
+    else if (depth === 0) {
+      if (byte !== COMMA && byte !== CLOSE) return undefined;
+      ends.push(i);
+      if (byte === CLOSE) return i === bytes.length - 1 ? ends : undefined;
+      if (bytes[i + 1] !== OPEN_BRACE) return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Remembers the items of a list a read just loaded from `bytes`, each with its span of the
+ * bytes as its text (copied: a view would keep the whole list's bytes alive for each message),
+ * after the `leading` entries the read took from a version it held: their entries, as a put
+ * would give them, so a replica that reads a conversation (answers runs another replica ran)
+ * loads, checks and converts only what was added since its last read. Undefined, and nothing
+ * more remembered, as soon as an item is no LangChain object of plain data.
+ */
+export function rememberLoadedList(
+  bytes: Buffer,
+  from: number,
+  items: readonly unknown[],
+  leading: readonly Known[],
+): Known[] | undefined {
+  for (let i = leading.length; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item !== "object" || item === null || !isSerializable(item)) return undefined;
+  }
+  const ends = itemEnds(bytes, from);
+  if (!ends || leading.length + ends.length !== items.length) return undefined;
+  const entries = [...leading];
+  let start = from;
+  for (const end of ends) {
+    const item = items[entries.length] as object;
+    const fields = copyFields(item);
+    if (!fields) return undefined;
+    const entry = { bytes: Buffer.from(bytes.subarray(start, end)), type: item.constructor, ...fields, loaded: item };
+    remembered.set(item, entry);
+    entries.push(entry);
+    start = end + 1;
+  }
+  return entries;
+}
+
 /** Records that loading `bytes` gives a list of `items` (loaded forms of remembered objects, with their texts). */
 export function recordListItems(bytes: Uint8Array, items: ListItems): void {
   listItems.set(bytes, items);
@@ -130,9 +200,6 @@ export function unchangedItems(entries: readonly Known[]): object[] | undefined 
   for (const entry of entries) if (!loadedUnchanged(entry)) return undefined;
   return entries.map((entry) => entry.loaded);
 }
-
-const COMMA = 0x2c;
-const CLOSE = 0x5d;
 
 /**
  * The leading items of the list `bytes` serialises that are the loaded forms of `held`'s leading

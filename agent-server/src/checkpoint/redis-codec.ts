@@ -6,9 +6,10 @@ import {
   deltaAgainst,
   type KnownVersion,
   type KnownVersions,
+  MIN_DELTA_BYTES,
   type StoredBytes,
 } from "./deltas.ts";
-import { itemsOf, type Known, sharedLeadingItems, unchangedItems } from "./message-texts.ts";
+import { itemsOf, type Known, rememberLoadedList, sharedLeadingItems, unchangedItems } from "./message-texts.ts";
 import { blobField, channelOfBlobField, encodeFrame, parseWriteField } from "./redis-layout.ts";
 import { blobFrame, decodeBlobFrame, decodeWriteFrame } from "./redis-pack.ts";
 import { FastJsonPlusSerializer, joinList } from "./serde.ts";
@@ -148,22 +149,44 @@ const MIN_SHARED_ITEMS = 8;
 const OPEN = Buffer.from("[");
 
 /**
- * A list value loaded from its bytes, taking the leading items it shares with `held` (a
+ * A value loaded from its bytes; a list takes the leading items it shares with `held` (a
  * version of the same channel this process has, with its items) instead of loading them again:
- * what loading the whole bytes gives, for the cost of loading the others.
+ * what loading the whole bytes gives, for the cost of loading the others. A list of LangChain
+ * objects comes with its items' entries (`rememberLoadedList`), for the next read to share.
  */
-async function loadSharing(serde: SerializerProtocol, type: string, bytes: Buffer, held: KnownVersion | undefined) {
-  if (type !== "json" || !held?.entries || bytes[0] !== 0x5b) return serde.loadsTyped(type, bytes);
-  const { items, rest } = sharedLeadingItems(bytes, held.entries);
-  if (items.length < MIN_SHARED_ITEMS) return serde.loadsTyped(type, bytes);
-  if (rest === bytes.length - 1) return items;
-  const others = await serde.loadsTyped(type, Buffer.concat([OPEN, bytes.subarray(rest)]));
-  return [...items, ...(others as unknown[])];
+async function loadSharing(
+  serde: SerializerProtocol,
+  type: string,
+  bytes: Buffer,
+  held: KnownVersion | undefined,
+): Promise<{ value: unknown; entries?: Known[] }> {
+  if (type !== "json" || bytes[0] !== 0x5b) return { value: await serde.loadsTyped(type, bytes) };
+  const shared = held?.entries ? sharedLeadingItems(bytes, held.entries) : { items: [], rest: 1 };
+  const leading = shared.items.length < MIN_SHARED_ITEMS ? 0 : shared.items.length;
+  const rest = leading === 0 ? 1 : shared.rest;
+  const remaining = rest === 1 ? bytes : Buffer.concat([OPEN, bytes.subarray(rest)]);
+  const others = rest === bytes.length - 1 ? [] : await serde.loadsTyped(type, remaining);
+  if (!Array.isArray(others)) return { value: others };
+  const value = leading === 0 ? others : [...shared.items, ...others];
+  // A list too small to be kept as a delta base (`KnownVersions`) is loaded whole next time anyway.
+  const kept = bytes.length >= MIN_DELTA_BYTES;
+  const entries = kept ? rememberLoadedList(bytes, rest, value, held?.entries?.slice(0, leading) ?? []) : undefined;
+  return { value, entries };
 }
+
+/** A version's count (`getNextVersion`: the count, then a random fraction). */
+const versionCount = (field: string) => Math.floor(Number.parseFloat(field.slice(field.lastIndexOf("\n") + 1)));
+
+/** Whether `field` is a later version of its channel than `held` is (or none is held). */
+const laterThan = (field: string, held: KnownVersion | undefined) =>
+  !held || versionCount(field) > versionCount(held.field);
 
 /**
  * Channel values from each blob's chain of frames (newest first), or from `cached`, the versions
- * this process had when it asked (and told the script to skip); `remember`: as bases for deltas.
+ * this process had when it asked (and told the script to skip); `latest`: the scope's latest
+ * checkpoint, whose versions become this process's bases for deltas. A version of an older
+ * checkpoint does too when it is later than the one held for its channel (a run another replica
+ * ran, read to answer it): the next read then loads only what was added since.
  */
 export async function decodeBlobs(
   serde: SerializerProtocol,
@@ -171,7 +194,7 @@ export async function decodeBlobs(
   scope: string,
   blobList: string,
   chains: Buffer[][],
-  remember: boolean,
+  latest: boolean,
   cached: Map<string, KnownVersion>,
 ): Promise<Record<string, unknown>> {
   const fields = blobList === "" ? [] : blobList.split("\0");
@@ -179,7 +202,7 @@ export async function decodeBlobs(
     fields.map(async (field, index): Promise<unknown> => {
       const version = cached.get(field);
       if (version && isSkipped(chains[index])) {
-        if (remember) known.set(scope, channelOfBlobField(field), version);
+        if (latest) known.set(scope, channelOfBlobField(field), version);
         return knownValue(serde, known, version);
       }
       const frames = (chains[index] ?? []).map((frame) => decodeBlobFrame(frame)).reverse();
@@ -189,12 +212,15 @@ export async function decodeBlobs(
       if (type === "empty") return ABSENT;
       const bytes = applyChain(full.payload, deltas);
       const channel = channelOfBlobField(field);
-      if (remember) {
-        const chainBytes = deltas.reduce((sum, delta) => sum + delta.payload.length, 0);
-        known.set(scope, channel, { field, type, bytes, size: bytes.length, depth: deltas.length, chainBytes });
-      }
       const held = [...cached.values()].find((version) => channelOfBlobField(version.field) === channel);
-      return loadSharing(serde, type, bytes, held);
+      const { value, entries } = await loadSharing(serde, type, bytes, held);
+      if (latest || laterThan(field, held)) {
+        const chainBytes = deltas.reduce((sum, delta) => sum + delta.payload.length, 0);
+        const depth = deltas.length;
+        const itemTexts = entries?.map((entry) => entry.bytes);
+        known.set(scope, channel, { field, type, bytes, size: bytes.length, depth, chainBytes, entries, itemTexts });
+      }
+      return value;
     }),
   );
   // In the blob list's order whichever loads first, so every read of a checkpoint lists them alike.

@@ -200,6 +200,28 @@ describe("RedisCheckpointer re-using what it stored", () => {
     expect(read.slice(0, 10).every((message, i) => message === held[i])).toBe(true);
   });
 
+  it("keeps what it read of another process's runs, by id too, and loads only what they added since", async () => {
+    const threadId = uuidv4();
+    const [runner, reader] = [saver(), saver()];
+    const latestAt = async () => (await runner.getTuple(config(threadId)))?.checkpoint.id as string;
+    for (let i = 0; i < 5; i++) await chatGraph(runner).graph.invoke(ask(i), config(threadId));
+    // The reader answers each run by the id of its last checkpoint, as a replica answering `…/wait` does.
+    const first = await messagesAt(reader, threadId, await latestAt());
+    const ref = { thread_id: threadId, checkpoint_ns: "", checkpoint_id: await latestAt() };
+    const texts = reader.storedItemTexts(ref, "messages");
+    expect(texts?.map(String)).toEqual(first.map((message) => JSON.stringify(message)));
+    expect(reader.rememberedItemTexts(first)).toEqual(texts);
+    await chatGraph(runner).graph.invoke(ask(5), config(threadId));
+    const next = await messagesAt(reader, threadId, await latestAt());
+    expect(next).toHaveLength(12);
+    expect(next.slice(0, 10).every((message, i) => message === first[i])).toBe(true);
+    expect(JSON.stringify(next)).toBe(JSON.stringify(await messagesOf(saver(), threadId)));
+    // An older checkpoint read by id is not kept in place of the later one.
+    await messagesAt(reader, threadId, await nthId(runner, threadId, 3));
+    const again = await messagesAt(reader, threadId, await latestAt());
+    expect(again.every((message, i) => message === next[i])).toBe(true);
+  });
+
   it("loads older checkpoints' messages as the held ones they start with, unless those were edited", async () => {
     const threadId = uuidv4();
     const writer = saver();

@@ -50,7 +50,7 @@ type TupleReply = [Buffer, RawRecord, Buffer[], Buffer[][]];
 
 const LIST_PAGE = 64;
 /** Checkpoints whose channel versions `storedItemTexts` remembers: the latest of many threads. */
-const RECENT_PUTS = 1024;
+const RECENT_CHECKPOINTS = 1024;
 
 const missingThreadId = (what: string) =>
   new Error(`Failed to ${what}: config.configurable.thread_id is required to know which thread to persist.`);
@@ -66,8 +66,8 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
   readonly redis: BinaryClient;
   readonly #taskWrites = new TaskWritesTracker();
   readonly #known = new KnownVersions();
-  /** The channel versions of the checkpoints this process put last, for `storedItemTexts`. */
-  readonly #recentPuts = new LruCache<ChannelVersions>(RECENT_PUTS);
+  /** The channel versions of the checkpoints this process put or read last, for `storedItemTexts`. */
+  readonly #recentCheckpoints = new LruCache<ChannelVersions>(RECENT_CHECKPOINTS);
   readonly cold: ColdSegments;
 
   /** The run queue's prefix: writes of a run are refused once its attempt lost the lease. */
@@ -179,7 +179,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       result = await run();
     }
     rememberStored(this.#known, scope, blobs);
-    this.#recentPuts.set(`${scope}\0${checkpoint.id}`, { ...checkpoint.channel_versions });
+    this.#recentCheckpoints.set(`${scope}\0${checkpoint.id}`, { ...checkpoint.channel_versions });
     if (typeof result === "number") this.cold.packSoon(threadId, scope, result);
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
@@ -190,7 +190,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
 
   storedItemTexts(checkpoint: StoredCheckpointRef, channel: string): readonly Buffer[] | undefined {
     const scope = scopeOf(checkpoint.thread_id, checkpoint.checkpoint_ns);
-    const version = this.#recentPuts.get(`${scope}\0${checkpoint.checkpoint_id}`)?.[channel];
+    const version = this.#recentCheckpoints.get(`${scope}\0${checkpoint.checkpoint_id}`)?.[channel];
     if (version === undefined) return undefined;
     const known = this.#known.get(scope, channel);
     return known?.field === blobField(channel, version) ? known.itemTexts : undefined;
@@ -350,6 +350,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       latest,
       cached,
     );
+    this.#recentCheckpoints.set(`${scope}\0${id}`, { ...checkpoint.channel_versions });
     const writes = orderedWrites(fetched.writes);
     if (checkpoint.v < 4 && parentId !== undefined) await this.migratePendingSends(checkpoint, scope, parentId);
     const tuple: CheckpointTuple = {

@@ -256,8 +256,8 @@ export interface ThreadCheckpointer extends BaseCheckpointSaver {
    */
   deleteRun(threadId: string, runId: string): Promise<void>;
   /**
-   * The stored text of each item of a list channel at a checkpoint this process has just put,
-   * while it still holds that version; undefined otherwise (then the checkpoint is read).
+   * The stored text of each item of a list channel at a checkpoint this process has just put or
+   * read, while it still holds that version; undefined otherwise (then the checkpoint is read).
    */
   storedItemTexts?(checkpoint: StoredCheckpointRef, channel: string): readonly Buffer[] | undefined;
   /**

@@ -68,21 +68,35 @@ const cacheKey = (ref: CheckpointValuesRef) => `${ref.thread_id}\n${ref.checkpoi
 const listKey = (thread_id: string, checkpoint_ns: string, channel: string) =>
   `${thread_id}\0${checkpoint_ns}\0${channel}`;
 
-/** The event's data: inline values as they are, the others (lists) converted from the state's. */
-const eventData = (values: Record<string, unknown>, { keys, inline }: CheckpointValuesRef) => {
-  const data: Record<string, unknown> = {};
+/**
+ * `{"key":value,…}` in pieces, each key's value from `valueJson`, in the order of `keys`; a key
+ * whose value has no JSON (undefined) is left out, as `JSON.stringify` leaves it out.
+ */
+export async function objectJson(
+  keys: Iterable<string>,
+  valueJson: (key: string) => Promise<JsonParts | undefined>,
+): Promise<Buffer[]> {
+  const parts: Buffer[] = [];
   for (const key of keys) {
-    if (key in inline) data[key] = inline[key];
-    else if (key in values) data[key] = toJsonValue(values[key]);
+    const json = await valueJson(key);
+    if (json === undefined) continue;
+    parts.push(Buffer.from(`${parts.length === 0 ? "{" : ","}${JSON.stringify(key)}:`), ...json);
   }
-  return data;
+  parts.push(Buffer.from(parts.length === 0 ? "{}" : "}"));
+  return parts;
+}
+
+const inlineJson = (value: unknown): JsonParts | undefined => {
+  const json = JSON.stringify(value);
+  return json === undefined ? undefined : [Buffer.from(json)];
 };
 
 /**
  * Reads what a `CheckpointValuesRef` stands for, as the JSON the event had: from the stored
  * texts of the checkpoint's lists when this process has just put it (`stored-json.ts`), else
  * from the values this process's runs streamed (the same objects the checkpoint was written
- * from), else from the checkpointer.
+ * from), else from the checkpointer; lists of values read or streamed come from their items'
+ * texts too when the checkpointer remembers every item (`valueJson`).
  */
 export class CheckpointValues {
   readonly #checkpointer: ThreadCheckpointer;
@@ -104,21 +118,28 @@ export class CheckpointValues {
 
   /** The referenced data as JSON text; undefined when the checkpoint is gone (thread pruned or rolled back). */
   async json(ref: CheckpointValuesRef): Promise<string | undefined> {
-    const stored = await this.#fromStoredTexts(ref);
-    if (stored !== undefined) return jsonText(stored);
-    const values = this.#recent.get(cacheKey(ref)) ?? (await this.#read(ref));
-    return values === undefined ? undefined : JSON.stringify(eventData(values, ref));
+    const parts = await this.jsonParts(ref);
+    return parts && jsonText(parts);
   }
 
   /**
    * `json` as UTF-8 in pieces, to be written or joined in order: a long conversation's state is
-   * already such a piece when this process just put it, and is not copied again.
+   * already such a piece when this process just put or read it, and is not copied again.
    */
   async jsonParts(ref: CheckpointValuesRef): Promise<JsonParts | undefined> {
     const stored = await this.#fromStoredTexts(ref);
     if (stored !== undefined) return stored;
-    const json = await this.json(ref);
-    return json === undefined ? undefined : [Buffer.from(json)];
+    const recent = this.#recent.get(cacheKey(ref));
+    const values = recent ?? (await this.#read(ref));
+    if (values === undefined) return undefined;
+    // The read kept the checkpoint's lists with their texts (a run another replica ran): no check needed.
+    const read = recent ? undefined : await this.#fromStoredTexts(ref);
+    if (read !== undefined) return read;
+    const { thread_id, checkpoint_ns, inline } = ref;
+    return objectJson(ref.keys, async (key) => {
+      if (key in inline) return inlineJson(inline[key]);
+      return key in values ? this.valueJson(thread_id, checkpoint_ns, key, values[key]) : undefined;
+    });
   }
 
   /**
@@ -126,29 +147,31 @@ export class CheckpointValues {
    * items' stored texts (`stored-json.ts`), when the checkpointer still holds all of them: a
    * long conversation's state is then neither loaded nor converted and serialised again.
    */
-  async #fromStoredTexts({ keys, inline, ...checkpoint }: CheckpointValuesRef): Promise<Buffer[] | undefined> {
-    const parts: Buffer[] = [];
-    for (const key of keys) {
-      parts.push(Buffer.from(`${parts.length === 0 ? "{" : ","}${JSON.stringify(key)}:`));
-      if (key in inline) parts.push(Buffer.from(JSON.stringify(inline[key])));
-      else {
-        const texts = this.#checkpointer.storedItemTexts?.(checkpoint, key);
-        if (!texts) return undefined;
-        parts.push(...(await this.#lists.json(listKey(checkpoint.thread_id, checkpoint.checkpoint_ns, key), texts)));
-      }
+  async #fromStoredTexts(ref: CheckpointValuesRef): Promise<Buffer[] | undefined> {
+    const texts = new Map<string, readonly Buffer[]>();
+    for (const key of ref.keys) {
+      if (key in ref.inline) continue;
+      const stored = this.#checkpointer.storedItemTexts?.(ref, key);
+      if (!stored) return undefined;
+      texts.set(key, stored);
     }
-    parts.push(Buffer.from(parts.length === 0 ? "{}" : "}"));
-    return parts;
+    const { thread_id, checkpoint_ns, inline } = ref;
+    return objectJson(ref.keys, async (key) => {
+      const stored = texts.get(key);
+      return stored ? this.#lists.json(listKey(thread_id, checkpoint_ns, key), stored) : inlineJson(inline[key]);
+    });
   }
 
   /**
-   * The API JSON of `items`, the value of `channel` in a state of the thread and namespace, from
-   * their stored texts when the checkpointer remembers every one unchanged (a state read of a
-   * long conversation this process ran or read before); undefined otherwise.
+   * The API JSON of `value`, the value of `channel` in a state of the thread and namespace: a
+   * list from its items' stored texts when the checkpointer remembers every one unchanged (a
+   * long conversation this process ran or read before), anything else converted; undefined for
+   * what JSON has no form for (a function).
    */
-  async listJson(thread_id: string, checkpoint_ns: string, channel: string, items: readonly unknown[]) {
-    const texts = this.#checkpointer.rememberedItemTexts?.(items);
-    return texts && (await this.#lists.json(listKey(thread_id, checkpoint_ns, channel), texts));
+  async valueJson(thread_id: string, checkpoint_ns: string, channel: string, value: unknown) {
+    const texts = Array.isArray(value) ? this.#checkpointer.rememberedItemTexts?.(value) : undefined;
+    if (texts) return this.#lists.json(listKey(thread_id, checkpoint_ns, channel), texts);
+    return inlineJson(toJsonValue(value));
   }
 
   async #read(ref: CheckpointValuesRef): Promise<Record<string, unknown> | undefined> {

@@ -1,12 +1,12 @@
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { CheckpointValues, JsonParts } from "../stream/references.ts";
+import { type CheckpointValues, type JsonParts, objectJson } from "../stream/references.ts";
 import { emptyThreadState, toJsonValue, toThreadStateWithoutValues } from "./state.ts";
 
 /**
  * Thread states as the API's JSON, in pieces to be written in order: exactly what
  * `JSON.stringify(toThreadState(snapshot))` gives, but a long list in the values (a
  * conversation's messages) comes from its items' stored texts when the checkpointer remembers
- * every one unchanged (`CheckpointValues.listJson`). Its JSON is then the one a run's answer or
+ * every one unchanged (`CheckpointValues.valueJson`). Its JSON is then the one a run's answer or
  * an earlier read made, with only the messages added since converted (none after a run in
  * this process), and a history page's older states are views of the same bytes.
  */
@@ -24,25 +24,14 @@ const isPlainRecord = (value: unknown): value is Record<string, unknown> =>
   !("toJSON" in value) &&
   !("getType" in value);
 
-async function valuesJson(snapshot: StateSnapshot, checkpointValues: CheckpointValues): Promise<Buffer[]> {
+async function valuesJson(snapshot: StateSnapshot, checkpointValues: CheckpointValues): Promise<JsonParts> {
   const { values } = snapshot;
   const threadId = snapshot.config?.configurable?.thread_id;
   if (!isPlainRecord(values) || typeof threadId !== "string") return [piece(JSON.stringify(toJsonValue(values)))];
   const namespace = String(snapshot.config?.configurable?.checkpoint_ns ?? "");
-  const parts: Buffer[] = [];
-  for (const key in values) {
-    const value = values[key];
-    if (!Object.hasOwn(values, key) || value === undefined) continue;
-    const list = Array.isArray(value) ? await checkpointValues.listJson(threadId, namespace, key, value) : undefined;
-    // What `JSON.stringify` leaves out of an object (a function, a symbol) is left out here too.
-    const json = list ?? JSON.stringify(toJsonValue(value));
-    if (json === undefined) continue;
-    parts.push(piece(`${parts.length === 0 ? "{" : ","}${JSON.stringify(key)}:`));
-    if (typeof json === "string") parts.push(piece(json));
-    else parts.push(...json);
-  }
-  parts.push(piece(parts.length === 0 ? "{}" : "}"));
-  return parts;
+  // As `toJsonValue` converts an object: its own keys, those with a value.
+  const keys = Object.keys(values).filter((key) => values[key] !== undefined);
+  return objectJson(keys, (key) => checkpointValues.valueJson(threadId, namespace, key, values[key]));
 }
 
 /** One state's JSON; a thread with no graph yet (no snapshot) has the empty state. */
