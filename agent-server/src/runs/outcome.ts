@@ -1,5 +1,6 @@
 import type { Thread } from "../storage/types.ts";
-import { END_EVENT } from "../stream/event-log.ts";
+import { END_EVENT, type LoggedEvent } from "../stream/event-log.ts";
+import { valuesParsedWhenRead } from "../stream/references.ts";
 import type { RunBackend } from "./queue/backend.ts";
 import type { Run } from "./schemas.ts";
 import type { RunOutcome } from "./worker/settle.ts";
@@ -34,6 +35,18 @@ async function waitAtMost<T>(
     clearTimeout(timer);
     if (onAbort) signal.removeEventListener("abort", onAbort);
   }
+}
+
+/**
+ * A closing entry as the outcome it records. Values a materialising log read from their
+ * checkpoint (a long conversation) stay the JSON they are, parsed only if something reads them.
+ */
+function outcomeOf({ data, valuesAt }: LoggedEvent): RunOutcome {
+  if (valuesAt === undefined) return JSON.parse(data) as RunOutcome;
+  const outcome = JSON.parse(`${data.slice(0, valuesAt)}null}`) as RunOutcome;
+  // Text, not a buffer: V8 collects the whole heap per ~64 MB of new buffers, and this one is the state.
+  const valuesJson = data.slice(valuesAt, -1);
+  return valuesParsedWhenRead<RunOutcome>({ ...outcome, values: undefined, valuesJson }, valuesJson);
 }
 
 export interface OutcomeSources {
@@ -82,7 +95,7 @@ export async function awaitOutcome(
     while (!signal.aborted) {
       ended = false;
       const last = await events.last(run.run_id);
-      if (last?.event === END_EVENT) return JSON.parse(last.data) as RunOutcome;
+      if (last?.event === END_EVENT) return outcomeOf(last);
       if (!last && isFinished(run)) return fromRecord(run);
       if (ended) continue;
       const woken = new Promise<void>((resolve) => {

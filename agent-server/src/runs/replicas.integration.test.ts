@@ -64,6 +64,17 @@ describe("replicas on one Redis", () => {
         input: { messages: [{ role: "human", content: "across processes" }] },
       })) as { messages: { content: string }[] };
       expect(waited.messages.at(-1)?.content).toBe("You said: across processes");
+      // A conversation long enough that the answering process keeps what it reads (lists of 1 KiB
+      // and more): every answer is the thread's state as either process reads it.
+      for (let turn = 0; turn < 6; turn++) {
+        const content = `turn ${turn}: ${'a longer question with "quotes", [brackets] and {braces}. '.repeat(3)}`;
+        const answer = await api.client.runs.wait(thread.thread_id, "agent", {
+          input: { messages: [{ role: "human", content }] },
+        });
+        expect(answer).toEqual((await worker.client.threads.getState(thread.thread_id)).values);
+        expect(answer).toEqual((await api.client.threads.getState(thread.thread_id)).values);
+        expect((answer as typeof waited).messages.at(-1)?.content).toBe(`You said: ${content}`);
+      }
 
       const slow = await api.client.runs.create(thread.thread_id, "steps", { input: { steps: 1, delay_ms: 60_000 } });
       await waitForStatus(api.client, thread.thread_id, slow.run_id, "running", 10_000);

@@ -12,6 +12,12 @@ export interface LoggedEvent {
    * log fills `data` in and keeps it, so that readers count the page as the log did (`pageBytes`).
    */
   ref?: string;
+  /**
+   * A closing entry whose values a materialising log read from their checkpoint: where they
+   * start in `data` (they run to its last character but one), so that `…/wait` answers them as
+   * the JSON they are, without parsing them to serialise them again.
+   */
+  valuesAt?: number;
 }
 
 /** What is appended: an event with its data, or with "" and the reference its data is read from. */

@@ -98,6 +98,8 @@ describe("run event logs that reference checkpoints", () => {
     const read = await elsewhere.range("r1", -1, 10);
     expect(read[1]).toEqual({ id: 1, event: "values", data: json, ref: JSON.stringify(ref) });
     expect(JSON.parse(read[2]?.data ?? "")).toEqual({ status: "success", values: JSON.parse(json) });
+    // Where the values start, so `…/wait` answers them without parsing them.
+    expect(read[2]?.data.slice(read[2]?.valuesAt, -1)).toBe(json);
     expect(JSON.parse(json).messages[1].tool_calls[0]).toMatchObject({ id: "c1", name: "search" });
 
     // This process: the values its run streamed, the same JSON.
@@ -116,7 +118,7 @@ describe("run event logs that reference checkpoints", () => {
     ]);
     expect(await log.range("r-gone", -1, 10)).toEqual([
       { id: 0, event: "values", data: "null", ref: JSON.stringify(ref) },
-      { id: 1, event: END_EVENT, data: '{"status":"success","values":null}' },
+      { id: 1, event: END_EVENT, data: '{"status":"success","values":null}', valuesAt: 29 },
     ]);
   });
 

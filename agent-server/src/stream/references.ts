@@ -26,13 +26,13 @@ export type JsonParts = readonly Buffer[];
 export const jsonText = (parts: JsonParts) => Buffer.concat(parts).toString();
 
 /**
- * `target` with `values` parsed from `json` the first time it is read (an ordinary property
- * from then on, which `parsed` is told of): a long conversation's state is parsed only by a
- * reader that looks at it.
+ * `target` with `values` parsed from `json` (in pieces or as text) the first time it is read
+ * (an ordinary property from then on, which `parsed` is told of): a long conversation's state
+ * is parsed only by a reader that looks at it.
  */
 export function valuesParsedWhenRead<T extends { values: unknown }>(
   target: T,
-  json: JsonParts,
+  json: JsonParts | string,
   parsed?: (values: T["values"]) => void,
 ): T {
   const settle = (value: T["values"]) => {
@@ -42,7 +42,7 @@ export function valuesParsedWhenRead<T extends { values: unknown }>(
     enumerable: true,
     configurable: true,
     get() {
-      const value = JSON.parse(jsonText(json)) as T["values"];
+      const value = JSON.parse(typeof json === "string" ? json : jsonText(json)) as T["values"];
       settle(value);
       parsed?.(value);
       return value;
@@ -250,6 +250,7 @@ export class MaterialisingRunEventLog implements RunEventLog {
     if (!values_at) return event;
     const values = await this.#values.json(values_at);
     // The state's JSON goes in as text, last, instead of being parsed to be serialised again.
-    return { ...event, data: `${JSON.stringify({ ...closing, values: null }).slice(0, -5)}${values ?? "null"}}` };
+    const head = JSON.stringify({ ...closing, values: null }).slice(0, -5);
+    return { ...event, data: `${head}${values ?? "null"}}`, valuesAt: head.length };
   }
 }

@@ -19,7 +19,7 @@ export interface RunOutcome {
   status: RunStatus | "deleted";
   values: unknown;
   /** `values` as JSON, when they were read as such (then `values` parses it when read). */
-  valuesJson?: JsonParts;
+  valuesJson?: JsonParts | string;
   error?: RunError;
 }
 
