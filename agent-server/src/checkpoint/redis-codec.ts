@@ -10,7 +10,7 @@ import {
   type StoredBytes,
 } from "./deltas.ts";
 import { itemsOf, type Known, rememberLoadedList, sharedLeadingItems, unchangedItems } from "./message-texts.ts";
-import { blobField, channelOfBlobField, encodeFrame, parseWriteField } from "./redis-layout.ts";
+import { blobField, channelOfBlobField, encodeFrame, heldBaseOf, parseWriteField } from "./redis-layout.ts";
 import { blobFrame, decodeBlobFrame, decodeWriteFrame } from "./redis-pack.ts";
 import { FastJsonPlusSerializer, joinList } from "./serde.ts";
 
@@ -205,18 +205,22 @@ export async function decodeBlobs(
         if (latest) known.set(scope, channelOfBlobField(field), version);
         return knownValue(serde, known, version);
       }
-      const frames = (chains[index] ?? []).map((frame) => decodeBlobFrame(frame)).reverse();
-      const [full, ...deltas] = frames;
+      const chain = chains[index] ?? [];
+      // A chain that reached a version this process has ends there: its deltas apply to its bytes.
+      const base = cached.get(heldBaseOf(chain.at(-1)) ?? "");
+      const frames = (base ? chain.slice(0, -1) : chain).map((frame) => decodeBlobFrame(frame)).reverse();
+      const [full, ...deltas] = base ? [{ header: { type: base.type }, payload: bytesOf(base) }, ...frames] : frames;
       if (!full) return ABSENT;
-      const { type } = frames[frames.length - 1]?.header ?? full.header;
+      const { type } = deltas.at(-1)?.header ?? full.header;
       if (type === "empty") return ABSENT;
       const bytes = applyChain(full.payload, deltas);
       const channel = channelOfBlobField(field);
       const held = [...cached.values()].find((version) => channelOfBlobField(version.field) === channel);
       const { value, entries } = await loadSharing(serde, type, bytes, held);
       if (latest || laterThan(field, held)) {
-        const chainBytes = deltas.reduce((sum, delta) => sum + delta.payload.length, 0);
-        const depth = deltas.length;
+        const ownDeltas = deltas.reduce((sum, delta) => sum + delta.payload.length, 0);
+        const chainBytes = ownDeltas + (base?.chainBytes ?? 0);
+        const depth = deltas.length + (base?.depth ?? 0);
         const itemTexts = entries?.map((entry) => entry.bytes);
         known.set(scope, channel, { field, type, bytes, size: bytes.length, depth, chainBytes, entries, itemTexts });
       }

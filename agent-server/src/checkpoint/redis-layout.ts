@@ -108,6 +108,11 @@ export function encodeFrame(header: object, payload: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), payload]);
 }
 
+/** The field of the version a chain stopped at because the reader has it (`loadTupleScript`), if it did. */
+export function heldBaseOf(frame: Buffer | undefined): string | undefined {
+  return frame?.[0] === 0 ? frame.subarray(1).toString() : undefined;
+}
+
 export function decodeFrame<Header>(frame: Buffer): { header: Header; payload: Buffer } {
   const newline = frame.indexOf(10);
   return { header: JSON.parse(frame.subarray(0, newline).toString()) as Header, payload: frame.subarray(newline + 1) };
@@ -186,7 +191,8 @@ return 1
  * checkpoint id or "", record key prefix, writes key prefix, then the blob fields the reader
  * already has (decoded: sent as one empty frame). Returns false or {id, record (`RawRecord`), writes
  * (flat hash), per blob its frames newest first (the last one a full copy; none when the version
- * is missing)}.
+ * is missing)}. A chain that reaches a version the reader has stops there: its last frame is then
+ * a NUL byte and that version's field (`heldBaseOf`), which no frame starts with.
  */
 export const loadTupleScript = new RedisScript(`${BASE_OF}${READ_RECORD}${READ_WRITES}
 local id = ARGV[1]
@@ -214,6 +220,10 @@ if blobs and blobs ~= "" then
       if not frame then chain = {} break end
       chain[#chain + 1] = frame
       link = baseOf(frame)
+      if link and known[link] and redis.call("HEXISTS", KEYS[2], link) == 1 then
+        chain[#chain + 1] = "\0" .. link
+        link = nil
+      end
     end
     chains[#chains + 1] = chain
   end

@@ -13,6 +13,7 @@ import { v4 as uuidv4 } from "uuid";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
 import { RedisCheckpointer } from "./redis.ts";
+import { scopeOf } from "./redis-layout.ts";
 
 const config = (threadId: string): RunnableConfig => ({ configurable: { thread_id: threadId } });
 /** Long enough that the conversation's versions are remembered (values of 1 KiB and more). */
@@ -220,6 +221,31 @@ describe("RedisCheckpointer re-using what it stored", () => {
     await messagesAt(reader, threadId, await nthId(runner, threadId, 3));
     const again = await messagesAt(reader, threadId, await latestAt());
     expect(again.every((message, i) => message === next[i])).toBe(true);
+  });
+
+  it("reads a later version as deltas on the one it holds, without the chain's full copy", async () => {
+    const threadId = uuidv4();
+    const [runner, reader] = [saver(), saver()];
+    const latestAt = async () => (await runner.getTuple(config(threadId)))?.checkpoint.id as string;
+    for (let i = 0; i < 5; i++) await chatGraph(runner).graph.invoke(ask(i), config(threadId));
+    const held = await messagesAt(reader, threadId, await latestAt());
+    await chatGraph(runner).graph.invoke(ask(5), config(threadId));
+    // Every full copy of the conversation gone: only deltas remain, down to the version held.
+    const blobs = runner.keys.blobs(scopeOf(threadId, ""));
+    const frames = await client.hGetAll(blobs);
+    const fullCopies = Object.keys(frames).filter(
+      (field) => field.startsWith("messages\n") && !frames[field]?.split("\n")[0]?.includes('"base"'),
+    );
+    expect(fullCopies.length).toBeGreaterThan(0);
+    await client.hDel(blobs, fullCopies);
+    const next = await messagesAt(reader, threadId, await latestAt());
+    expect(next).toHaveLength(12);
+    expect(next.slice(0, 10).every((message, i) => message === held[i])).toBe(true);
+    expect(next.map((message) => message.id)).toEqual(
+      (await messagesOf(runner, threadId)).map((message) => message.id),
+    );
+    // A process that holds nothing walks to the full copy, which is gone.
+    expect(await messagesAt(saver(), threadId, await latestAt())).toBeUndefined();
   });
 
   it("loads older checkpoints' messages as the held ones they start with, unless those were edited", async () => {
