@@ -201,11 +201,17 @@ describe("RedisCheckpointer re-using what it stored", () => {
     expect(read.slice(0, 10).every((message, i) => message === held[i])).toBe(true);
   });
 
-  it("keeps what it read of another process's runs, by id too, and loads only what they added since", async () => {
+  /** Five runs by one process (`runner`), and another (`reader`) that has read nothing yet. */
+  async function runByAnother() {
     const threadId = uuidv4();
     const [runner, reader] = [saver(), saver()];
     const latestAt = async () => (await runner.getTuple(config(threadId)))?.checkpoint.id as string;
     for (let i = 0; i < 5; i++) await chatGraph(runner).graph.invoke(ask(i), config(threadId));
+    return { threadId, runner, reader, latestAt };
+  }
+
+  it("keeps what it read of another process's runs, by id too, and loads only what they added since", async () => {
+    const { threadId, runner, reader, latestAt } = await runByAnother();
     // The reader answers each run by the id of its last checkpoint, as a replica answering `…/wait` does.
     const first = await messagesAt(reader, threadId, await latestAt());
     const ref = { thread_id: threadId, checkpoint_ns: "", checkpoint_id: await latestAt() };
@@ -224,10 +230,7 @@ describe("RedisCheckpointer re-using what it stored", () => {
   });
 
   it("reads a later version as deltas on the one it holds, without the chain's full copy", async () => {
-    const threadId = uuidv4();
-    const [runner, reader] = [saver(), saver()];
-    const latestAt = async () => (await runner.getTuple(config(threadId)))?.checkpoint.id as string;
-    for (let i = 0; i < 5; i++) await chatGraph(runner).graph.invoke(ask(i), config(threadId));
+    const { threadId, runner, reader, latestAt } = await runByAnother();
     const held = await messagesAt(reader, threadId, await latestAt());
     await chatGraph(runner).graph.invoke(ask(5), config(threadId));
     // Every full copy of the conversation gone: only deltas remain, down to the version held.
