@@ -105,6 +105,30 @@ sdkSuites((sdk) => {
       });
     });
 
+    it("state and history of a conversation long enough to be read from its stored texts", async () => {
+      await servers.compare(
+        sdk,
+        async ({ client }) => {
+          const { thread_id: id } = await client.threads.create();
+          // Twelve earlier questions in one input (the scripted chat model answers one turn), then its answer.
+          const asked = Array.from({ length: 12 }, (_, i) => ({ role: "user", content: `question ${i}: "q", [b]` }));
+          const answer = await client.runs.wait(id, "chat", { input: { messages: asked } });
+          const state = threadState(await client.threads.getState(id));
+          const past = await client.threads.getHistory(id, { limit: 10 });
+          const older = past.at(-1)?.checkpoint;
+          const atOlder = older ? threadState(await client.threads.getState(id, older)) : undefined;
+          return { answer, state, history: past.map(threadState), atOlder };
+        },
+        {
+          ignoreKeys: {
+            // Both in docs/compatibility.md; dropped before ids are numbered, since `writes` holds message ids.
+            writes: "checkpoint metadata records each step's writes (LangGraph.js 1.x no longer does)",
+            tool_call_chunks: "the reference streams every model, so its stored AI messages are chunks",
+          },
+        },
+      );
+    });
+
     it("a thread created with supersteps", async () => {
       await servers.compare(sdk, async ({ client }) => {
         const thread = await client.threads.create({
