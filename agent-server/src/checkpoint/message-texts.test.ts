@@ -172,6 +172,25 @@ describe("remembered message texts", () => {
     expect(itemsOf(notPlain)).toBeUndefined();
   });
 
+  it("takes the texts of a list just checked for its leading items that are the very same objects", async () => {
+    const fast = new FastJsonPlusSerializer();
+    const messages = conversation();
+    await fast.dumpsTyped(messages);
+    const texts = rememberedTexts(messages);
+    expect(texts).toBeDefined();
+    const checked = { items: messages, texts: texts as Buffer[] };
+    // An older state of the same answer (a history page): the first eight messages, as stored.
+    const older = messages.slice(0, 8);
+    (messages[2] as ToolMessage).content = "edited during the answer";
+    expect(rememberedTexts(older)).toBeUndefined();
+    expect(rememberedTexts(older, checked)).toEqual(texts?.slice(0, 8));
+    // Past the shared objects, each item is checked as before.
+    const other = [...messages.slice(0, 2), new HumanMessage({ id: "x", content: "not remembered" })];
+    expect(rememberedTexts(other, checked)).toBeUndefined();
+    const [, bytes] = await fast.dumpsTyped(other);
+    expect(rememberedTexts(other, checked)?.map(String)).toEqual(itemsOf(bytes)?.texts.map(String));
+  });
+
   it("remembers a list loaded from bytes, each item with its span of them, strings with brackets and all", async () => {
     const stored = conversation();
     (stored[0] as HumanMessage).content = 'a "quoted" ], {brace}, and \\ back\\slash — ✓';

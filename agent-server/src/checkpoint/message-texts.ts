@@ -11,6 +11,7 @@
  * never remembered. The copies and their checks are `shapes.ts`.
  */
 
+import type { CheckedList } from "../storage/types.ts";
 import { copyFields, type FieldsCopy, holdsCopy } from "./shapes.ts";
 
 /**
@@ -63,10 +64,17 @@ export function known(item: object): Known | undefined {
  * The remembered text of each of `items` while every one is unchanged since (checked as before
  * a put); undefined as soon as one is not remembered or changed. Nothing is serialised or
  * remembered here: a list loaded from bytes by a process that never put it stays unremembered.
+ * `checked`: a list of the same answer whose items were found unchanged moments ago; the
+ * leading items that are its very objects take its texts without a second check.
  */
-export function rememberedTexts(items: readonly unknown[]): Buffer[] | undefined {
+export function rememberedTexts(items: readonly unknown[], checked?: CheckedList): Buffer[] | undefined {
   const texts: Buffer[] = new Array(items.length);
-  for (let i = 0; i < items.length; i++) {
+  let i = 0;
+  if (checked) {
+    const shared = Math.min(items.length, checked.items.length);
+    for (; i < shared && items[i] === checked.items[i]; i++) texts[i] = checked.texts[i] as Buffer;
+  }
+  for (; i < items.length; i++) {
     const item = items[i];
     const entry = typeof item === "object" && item !== null ? known(item) : undefined;
     if (!entry) return undefined;

@@ -18,7 +18,7 @@ import { leaseKeys } from "../runs/queue/redis-scripts.ts";
 import { jsonContains } from "../storage/json-match.ts";
 import { LruCache } from "../storage/lru-cache.ts";
 import type { RedisClient } from "../storage/redis-client.ts";
-import type { StoredCheckpointRef, ThreadCheckpointer } from "../storage/types.ts";
+import type { CheckedList, StoredCheckpointRef, ThreadCheckpointer } from "../storage/types.ts";
 import { type KnownVersion, KnownVersions } from "./deltas.ts";
 import { rememberedTexts } from "./message-texts.ts";
 import { checkpointMetadata, leaseOf, runIdOf, TaskWritesTracker } from "./metadata.ts";
@@ -196,8 +196,8 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     return known?.field === blobField(channel, version) ? known.itemTexts : undefined;
   }
 
-  rememberedItemTexts(items: readonly unknown[]): readonly Buffer[] | undefined {
-    return rememberedTexts(items);
+  rememberedItemTexts(items: readonly unknown[], checked?: CheckedList): readonly Buffer[] | undefined {
+    return rememberedTexts(items, checked);
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {

@@ -263,13 +263,20 @@ export interface ThreadCheckpointer extends BaseCheckpointSaver {
   /**
    * The stored text of each item of a list this process put or handed out, when every item is
    * unchanged since (checked); undefined otherwise (then the list is converted as it is).
+   * `checked`: a list of the same answer just found unchanged (`rememberedTexts`).
    */
-  rememberedItemTexts?(items: readonly unknown[]): readonly Buffer[] | undefined;
+  rememberedItemTexts?(items: readonly unknown[], checked?: CheckedList): readonly Buffer[] | undefined;
   /**
    * A run's graph returned on the thread (nothing pending): none of its code runs after its
    * last checkpoint, so what that put checked needs no check when the next run reads it.
    */
   graphReturned?(threadId: string): void;
+}
+
+/** A list whose items were all just found unchanged (`rememberedItemTexts`), with their texts. */
+export interface CheckedList {
+  readonly items: readonly unknown[];
+  readonly texts: readonly Buffer[];
 }
 
 /** Where a checkpoint is: its thread, namespace and id. */

@@ -1,4 +1,4 @@
-import type { ThreadCheckpointer } from "../storage/types.ts";
+import type { CheckedList, ThreadCheckpointer } from "../storage/types.ts";
 import { toJsonValue } from "../threads/state.ts";
 import { END_EVENT, type LoggedEvent, type NewEvent, pageBytes, type RunEventLog } from "./event-log.ts";
 import { StoredListJson } from "./stored-json.ts";
@@ -92,6 +92,16 @@ const inlineJson = (value: unknown): JsonParts | undefined => {
 };
 
 /**
+ * The lists an answer of several states (a history page) found unchanged, by list key: a state's
+ * leading messages that are the very objects of a later state's list take their texts from it
+ * instead of being checked again (`rememberedTexts`). Every state of the page was made before
+ * any is written (LangGraph's snapshot code, reducers included, ran), so such a check already
+ * says what a second one would; only code editing the objects during the answer (a run on the
+ * thread) could differ, and then the older state keeps the text it stored, as it should.
+ */
+export type CheckedLists = Map<string, CheckedList>;
+
+/**
  * Reads what a `CheckpointValuesRef` stands for, as the JSON the event had: from the stored
  * texts of the checkpoint's lists when this process has just put it (`stored-json.ts`), else
  * from the values this process's runs streamed (the same objects the checkpoint was written
@@ -166,12 +176,15 @@ export class CheckpointValues {
    * The API JSON of `value`, the value of `channel` in a state of the thread and namespace: a
    * list from its items' stored texts when the checkpointer remembers every one unchanged (a
    * long conversation this process ran or read before), anything else converted; undefined for
-   * what JSON has no form for (a function).
+   * what JSON has no form for (a function). `checked`: the lists of the same answer found
+   * unchanged so far, by list key (`CheckedLists`); this one is added when it is.
    */
-  async valueJson(thread_id: string, checkpoint_ns: string, channel: string, value: unknown) {
-    const texts = Array.isArray(value) ? this.#checkpointer.rememberedItemTexts?.(value) : undefined;
-    if (texts) return this.#lists.json(listKey(thread_id, checkpoint_ns, channel), texts);
-    return inlineJson(toJsonValue(value));
+  async valueJson(thread_id: string, checkpoint_ns: string, channel: string, value: unknown, checked?: CheckedLists) {
+    const key = listKey(thread_id, checkpoint_ns, channel);
+    const texts = Array.isArray(value) ? this.#checkpointer.rememberedItemTexts?.(value, checked?.get(key)) : undefined;
+    if (!texts) return inlineJson(toJsonValue(value));
+    checked?.set(key, { items: value as unknown[], texts });
+    return this.#lists.json(key, texts);
   }
 
   async #read(ref: CheckpointValuesRef): Promise<Record<string, unknown> | undefined> {

@@ -1,5 +1,5 @@
 import type { StateSnapshot } from "@langchain/langgraph";
-import { type CheckpointValues, type JsonParts, objectJson } from "../stream/references.ts";
+import { type CheckedLists, type CheckpointValues, type JsonParts, objectJson } from "../stream/references.ts";
 import { emptyThreadState, toJsonValue, toThreadStateWithoutValues } from "./state.ts";
 
 /**
@@ -24,24 +24,32 @@ const isPlainRecord = (value: unknown): value is Record<string, unknown> =>
   !("toJSON" in value) &&
   !("getType" in value);
 
-async function valuesJson(snapshot: StateSnapshot, checkpointValues: CheckpointValues): Promise<JsonParts> {
+async function valuesJson(
+  snapshot: StateSnapshot,
+  checkpointValues: CheckpointValues,
+  checked?: CheckedLists,
+): Promise<JsonParts> {
   const { values } = snapshot;
   const threadId = snapshot.config?.configurable?.thread_id;
   if (!isPlainRecord(values) || typeof threadId !== "string") return [piece(JSON.stringify(toJsonValue(values)))];
   const namespace = String(snapshot.config?.configurable?.checkpoint_ns ?? "");
   // As `toJsonValue` converts an object: its own keys, those with a value.
   const keys = Object.keys(values).filter((key) => values[key] !== undefined);
-  return objectJson(keys, (key) => checkpointValues.valueJson(threadId, namespace, key, values[key]));
+  return objectJson(keys, (key) => checkpointValues.valueJson(threadId, namespace, key, values[key], checked));
 }
 
-/** One state's JSON; a thread with no graph yet (no snapshot) has the empty state. */
+/**
+ * One state's JSON; a thread with no graph yet (no snapshot) has the empty state. `checked`:
+ * the lists other states of the same answer found unchanged (`CheckedLists`).
+ */
 export async function threadStateJson(
   snapshot: StateSnapshot | undefined,
   checkpointValues: CheckpointValues,
+  checked?: CheckedLists,
 ): Promise<JsonParts> {
   if (!snapshot) return [piece(JSON.stringify(emptyThreadState()))];
   const after = JSON.stringify(toThreadStateWithoutValues(snapshot));
-  return [OPEN_VALUES, ...(await valuesJson(snapshot, checkpointValues)), piece(`,${after.slice(1)}`)];
+  return [OPEN_VALUES, ...(await valuesJson(snapshot, checkpointValues, checked)), piece(`,${after.slice(1)}`)];
 }
 
 /** A list of states' JSON (history), newest first as given. */
@@ -50,8 +58,9 @@ export async function threadStatesJson(
   checkpointValues: CheckpointValues,
 ): Promise<JsonParts> {
   const parts: Buffer[] = [];
+  const checked: CheckedLists = new Map();
   for (const snapshot of snapshots) {
-    parts.push(piece(parts.length === 0 ? "[" : ","), ...(await threadStateJson(snapshot, checkpointValues)));
+    parts.push(piece(parts.length === 0 ? "[" : ","), ...(await threadStateJson(snapshot, checkpointValues, checked)));
   }
   parts.push(piece(parts.length === 0 ? "[]" : "]"));
   return parts;
