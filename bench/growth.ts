@@ -20,7 +20,7 @@ import {
   type Tree,
   warmUp,
 } from "./support/growth-phases.ts";
-import { round } from "./support/measure.ts";
+import { bootstrapInterval, round } from "./support/measure.ts";
 import { keyKind, memoryOf, type Redis } from "./support/redis-usage.ts";
 import { startMeasuredReference } from "./support/reference-growth.ts";
 import { call, median, processCpuSeconds } from "./support/run-load.ts";
@@ -34,7 +34,8 @@ import type { BenchResult } from "./types.ts";
  * figures are measured for that tree's server too, in alternating phases on the same Redis.
  * The CPU target excludes the graph's own work on its input: the example graph's CPU per run at
  * each N is measured in this process (support/graph-work.ts), and its growth over N = 1 is
- * subtracted from the server's figure for the "net" rows; the raw rows stay.
+ * subtracted from the server's figure for the "net" rows; the raw rows stay. The target is checked
+ * on the upper end of the net ratio's 95% interval (`netRatioInterval`), not on the ratio alone.
  * With `GROWTH_REFERENCE=1` the reference server (`langgraphjs dev`, in memory) serving the same
  * example project gets the same requests in the same alternating phases; it reports only the CPU
  * of its process tree per run and read latencies (it writes nothing to Redis).
@@ -86,6 +87,23 @@ async function conversation(
     byKind.set(kind, (byKind.get(kind) ?? 0) + bytes / CONVERSATION_RUNS);
   }
   return { keptMiB: kept / 2 ** 20, ratio: kept / Buffer.byteLength(JSON.stringify(state.values.messages)), byKind };
+}
+
+/**
+ * How far the net CPU ratio can be trusted. On a shared 2-core machine one size's phases at
+ * N = 1 ranged 1.7 – 14 ms a run within one bench, and whole bench runs of the same code gave
+ * 1.14× and 2.1×: a ratio alone said "met" or "missed" by chance. A round measures both sizes
+ * within a second or two, so rounds are resampled as pairs (a slow spell of the machine lands
+ * in both); the target is met only when the interval's upper end is.
+ */
+function netRatioInterval(one: readonly Phase[], thousand: readonly Phase[], graphGrowth: number) {
+  const rounds = one.map((phase, index) => [phase, thousand[index] as Phase] as const);
+  const perRun = (phases: readonly Phase[]) =>
+    phases.reduce((sum, phase) => sum + phase.cpuMs, 0) / phases.reduce((sum, phase) => sum + phase.runs, 0);
+  return bootstrapInterval(rounds, (drawn) => {
+    const atOne = perRun(drawn.map(([phase]) => phase));
+    return (perRun(drawn.map(([, phase]) => phase)) - graphGrowth) / atOne;
+  });
 }
 
 export async function run(redisUrl: string): Promise<BenchResult[]> {
@@ -216,10 +234,21 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
       const ratio = (pick: (phase: Phase) => number) => round(perRun(1000, pick) / perRun(1, pick), 2);
       results.push({ name: name("CPU per run (raw), N=1000 / N=1"), value: ratio((p) => p.cpuMs), unit: "x" });
       if (tree.prefix === undefined) continue;
+      const interval = netRatioInterval(
+        phases.get(`${tree.label}/1`) ?? [],
+        phases.get(`${tree.label}/1000`) ?? [],
+        graphGrowth(1000),
+      );
       results.push(
         {
           name: name("CPU per run net of the graph's growth, N=1000 / N=1"),
           value: round((perRun(1000, (p) => p.cpuMs) - graphGrowth(1000)) / perRun(1, (p) => p.cpuMs), 2),
+          unit: "x",
+        },
+        { name: name("that ratio's 95% interval (rounds resampled), low"), value: round(interval.low, 2), unit: "x" },
+        {
+          name: name("that ratio's 95% interval (rounds resampled), high"),
+          value: round(interval.high, 2),
           unit: "x",
           target: "<= 1.5",
         },
