@@ -177,6 +177,28 @@ describe("channel value deltas", () => {
     expect(versions.get("s", "a")).toBeUndefined();
   });
 
+  it("keeps full copies for reads of the scope, least recently used out past half its byte budget", () => {
+    const copy = (field: string, depth = 0): KnownVersion => ({ ...known("x".repeat(3000), depth), field });
+    // 12,000 bytes for copies, none over 3,000.
+    const versions = new KnownVersions(24_000, 10);
+    versions.set("s", "messages", { ...known("y".repeat(2000), 3), field: "messages\n9" });
+    versions.keepFullCopy("s", copy("messages\n1"));
+    versions.keepFullCopy("s", copy("messages\n2"));
+    versions.keepFullCopy("s", copy("messages\n3", 1));
+    versions.keepFullCopy("s", { ...known("x".repeat(3001)), field: "messages\n3" });
+    versions.keepFullCopy("t", copy("messages\n4"));
+    // The latest version of a channel comes first: a read takes it as the one it holds.
+    expect([...versions.inScope("s").keys()]).toEqual(["messages\n9", "messages\n1", "messages\n2"]);
+    expect([...versions.inScope("t").keys()]).toEqual(["messages\n4"]);
+    versions.keepFullCopy("s", copy("messages\n1"));
+    versions.keepFullCopy("t", copy("messages\n5"));
+    versions.keepFullCopy("t", copy("messages\n6"));
+    // Over budget: the least recently kept or used goes.
+    expect([...versions.inScope("s").keys()]).toEqual(["messages\n9", "messages\n1"]);
+    expect([...versions.inScope("t").keys()]).toEqual(["messages\n4", "messages\n5", "messages\n6"]);
+    expect(versions.inScope("s").get("messages\n1")?.bytes?.toString()).toBe("x".repeat(3000));
+  });
+
   it("keeps the decoded items of the most recently used versions within their heap budget", () => {
     // Items are counted at 7 bytes of heap per serialised byte: 28,000 bytes hold two such versions.
     const versions = new KnownVersions(16_000, 10, 2 * 7 * 2000);

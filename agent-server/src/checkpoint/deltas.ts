@@ -222,6 +222,16 @@ export class KnownVersions {
   /** The entries whose items are held, and their estimated heap (`itemsHeap`). */
   readonly #withItems = new Set<KnownVersion>();
   #itemsHeap = 0;
+  /**
+   * Full copies that chains of the scope's versions rest on, by scope, then field; bytes only,
+   * least recently used out first, within half of `maxBytes`. A read of an older checkpoint
+   * (history, state at a checkpoint) stops its chain at one (`inScope`) instead of fetching and
+   * inflating it again: a page of ten states at 1,000 messages inflated the same ~300 KB ten times.
+   */
+  readonly #fullCopies = new Map<string, Map<string, KnownVersion>>();
+  /** The same copies, least recently used first, with their scopes. */
+  readonly #fullCopyOrder = new Map<KnownVersion, string>();
+  #fullCopyBytes = 0;
 
   constructor(maxBytes = 32 * 2 ** 20, maxEntries = 4096, maxItemsHeap = DEFAULT_ITEMS_HEAP) {
     this.#maxBytes = maxBytes;
@@ -296,10 +306,42 @@ export class KnownVersions {
     }
   }
 
-  /** The versions known in a scope, by blob field. */
+  /**
+   * The versions known in a scope, by blob field: the latest of each channel first (a read takes
+   * the first of a channel as the version it holds), then the full copies kept.
+   */
   inScope(scope: string): Map<string, KnownVersion> {
     const byField = new Map<string, KnownVersion>();
     for (const version of this.#scopes.get(scope)?.values() ?? []) byField.set(version.field, version);
+    for (const version of this.#fullCopies.get(scope)?.values() ?? []) {
+      if (!byField.has(version.field)) byField.set(version.field, version);
+    }
     return byField;
+  }
+
+  /** Keeps the bytes of a full copy (`depth` 0) that later versions are deltas on; its items are not kept. */
+  keepFullCopy(scope: string, version: KnownVersion): void {
+    if (version.depth !== 0 || version.size > this.#maxBytes / 8) return;
+    let copies = this.#fullCopies.get(scope);
+    const known = copies?.get(version.field);
+    if (known) {
+      this.#fullCopyOrder.delete(known);
+      this.#fullCopyOrder.set(known, scope);
+      return;
+    }
+    if (!copies) this.#fullCopies.set(scope, (copies = new Map()));
+    const { field, type, size } = version;
+    const copy: KnownVersion = { field, type, bytes: bytesOf(version), size, depth: 0, chainBytes: 0 };
+    copies.set(field, copy);
+    this.#fullCopyOrder.set(copy, scope);
+    this.#fullCopyBytes += size;
+    for (const [oldest, oldestScope] of this.#fullCopyOrder) {
+      if (this.#fullCopyBytes <= this.#maxBytes / 2) break;
+      this.#fullCopyOrder.delete(oldest);
+      this.#fullCopyBytes -= oldest.size;
+      const scopeCopies = this.#fullCopies.get(oldestScope);
+      scopeCopies?.delete(oldest.field);
+      if (scopeCopies?.size === 0) this.#fullCopies.delete(oldestScope);
+    }
   }
 }

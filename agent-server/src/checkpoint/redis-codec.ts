@@ -3,6 +3,7 @@ import {
   appendedDelta,
   applyChain,
   bytesOf,
+  type DeltaHeader,
   deltaAgainst,
   type KnownVersion,
   type KnownVersions,
@@ -11,7 +12,7 @@ import {
 } from "./deltas.ts";
 import { itemsOf, type Known, rememberLoadedList, sharedLeadingItems, unchangedItems } from "./message-texts.ts";
 import { blobField, channelOfBlobField, encodeFrame, heldBaseOf, parseWriteField } from "./redis-layout.ts";
-import { blobFrame, decodeBlobFrame, decodeWriteFrame } from "./redis-pack.ts";
+import { blobFrame, decodeBlobFrame, decodeWriteFrame, LARGE } from "./redis-pack.ts";
 import { FastJsonPlusSerializer, joinList } from "./serde.ts";
 
 /** Encoding and decoding of what the Redis checkpointer stores: channel versions (as deltas) and pending writes. */
@@ -120,6 +121,8 @@ export function rememberStored(known: KnownVersions, scope: string, blobs: BlobW
       : { depth: 0, chainBytes: 0 };
     const handout = entries ? ("checked" as const) : undefined;
     known.set(scope, channel, { field, type, bytes, size, ...chain, entries, itemTexts, handout });
+    // The full copy this version's chain rests on, for reads of the versions between them.
+    if (base?.depth === 0 && base.size >= LARGE) known.keepFullCopy(scope, base);
   }
 }
 
@@ -174,6 +177,32 @@ async function loadSharing(
   return { value, entries };
 }
 
+/**
+ * Keeps the full copy a chain was read down to (`KnownVersions.keepFullCopy`), or marks the one
+ * it stopped at as used: the next read of a version on it stops there too. Only copies large
+ * enough to be stored deflated; a smaller one costs little to fetch.
+ */
+function keepChainRoot(
+  known: KnownVersions,
+  scope: string,
+  root: KnownVersion | { field?: string; header: DeltaHeader; payload: Buffer },
+): void {
+  if ("depth" in root) {
+    if (root.depth === 0 && root.size >= LARGE) known.keepFullCopy(scope, root);
+    return;
+  }
+  const { field, header, payload } = root;
+  if (field === undefined || payload.length < LARGE) return;
+  known.keepFullCopy(scope, {
+    field,
+    type: header.type,
+    bytes: payload,
+    size: payload.length,
+    depth: 0,
+    chainBytes: 0,
+  });
+}
+
 /** A version's count (`getNextVersion`: the count, then a random fraction). */
 const versionCount = (field: string) => Math.floor(Number.parseFloat(field.slice(field.lastIndexOf("\n") + 1)));
 
@@ -214,6 +243,7 @@ export async function decodeBlobs(
       const { type } = deltas.at(-1)?.header ?? full.header;
       if (type === "empty") return ABSENT;
       const bytes = applyChain(full.payload, deltas);
+      keepChainRoot(known, scope, base ?? { field: deltas[0]?.header.base ?? field, ...full });
       const channel = channelOfBlobField(field);
       const held = [...cached.values()].find((version) => channelOfBlobField(version.field) === channel);
       const { value, entries } = await loadSharing(serde, type, bytes, held);

@@ -39,9 +39,10 @@ const COMPRESSED = 0x7a; // "z"
  * deflating cost more than it saved: with every such value compressed, a run on a fresh thread
  * took 1.57× the server CPU (3.03 → 1.93 ms without, 16 alternating rounds, load ~10) for 2.6 KiB
  * less memory per run. A full copy is read (inflated: ~2 ms for 250 KB) by every read whose delta
- * chain ends in it, unless the process still holds that version.
+ * chain ends in it, unless the process still holds that version or the copy itself
+ * (`KnownVersions.keepFullCopy`).
  */
-const LARGE = 16 * 1024;
+export const LARGE = 16 * 1024;
 
 const OPTIONS = { dictionary: DICTIONARY, level: 1 };
 

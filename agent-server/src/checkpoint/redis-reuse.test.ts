@@ -251,6 +251,32 @@ describe("RedisCheckpointer re-using what it stored", () => {
     expect(await messagesAt(saver(), threadId, await latestAt())).toBeUndefined();
   });
 
+  it("reads older checkpoints down to the full copy it keeps, not to Redis's", async () => {
+    const threadId = uuidv4();
+    const writer = saver();
+    const { graph } = chatGraph(writer);
+    // Large enough to be stored deflated: its full copy is the one worth keeping.
+    const long = new HumanMessage({ id: "long", content: "a long question ".repeat(1500) });
+    await graph.invoke({ messages: [long] }, config(threadId));
+    for (let i = 0; i < 4; i++) await graph.invoke(ask(i), config(threadId));
+    const reader = saver();
+    const history = await historyOf(reader, threadId);
+    expect(history.length).toBeGreaterThan(10);
+    // Every full copy of the conversation in Redis made unreadable: the chains end at them.
+    const blobs = writer.keys.blobs(scopeOf(threadId, ""));
+    const frames = await client.hGetAll(blobs);
+    const fullCopies = Object.keys(frames).filter(
+      (field) => field.startsWith("messages\n") && !frames[field]?.split("\n")[0]?.includes('"base"'),
+    );
+    expect(fullCopies.length).toBeGreaterThan(0);
+    await client.hSet(blobs, Object.fromEntries(fullCopies.map((field) => [field, "not a frame"])));
+    expect(await historyOf(reader, threadId)).toEqual(history);
+    // The writer kept the one its deltas were written on.
+    expect(await historyOf(writer, threadId)).toEqual(history);
+    // A process that keeps none reads Redis's.
+    await expect(historyOf(saver(), threadId)).rejects.toThrow();
+  });
+
   it("loads older checkpoints' messages as the held ones they start with, unless those were edited", async () => {
     const threadId = uuidv4();
     const writer = saver();
