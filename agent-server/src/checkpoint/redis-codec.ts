@@ -166,6 +166,9 @@ async function loadSharing(
   if (type !== "json" || bytes[0] !== 0x5b) return { value: await serde.loadsTyped(type, bytes) };
   const shared = held?.entries ? sharedLeadingItems(bytes, held.entries) : { items: [], rest: 1 };
   const leading = shared.items.length < MIN_SHARED_ITEMS ? 0 : shared.items.length;
+  // Its items go to whoever reads this version, who may edit them: the held version's next
+  // hand-out checks them (`KnownVersion.handout`).
+  if (held && leading > 0) delete held.handout;
   const rest = leading === 0 ? 1 : shared.rest;
   const remaining = rest === 1 ? bytes : Buffer.concat([OPEN, bytes.subarray(rest)]);
   const others = rest === bytes.length - 1 ? [] : await serde.loadsTyped(type, remaining);

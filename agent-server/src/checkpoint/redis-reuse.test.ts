@@ -110,6 +110,22 @@ describe("RedisCheckpointer re-using what it stored", () => {
     expect(again[0]).not.toBe(unchecked[0]);
   });
 
+  it("checks the conversation again after an older checkpoint's read handed out its messages", async () => {
+    const threadId = uuidv4();
+    const writer = saver();
+    const { graph } = chatGraph(writer);
+    for (let i = 0; i < 6; i++) await graph.invoke(ask(i), config(threadId));
+    const olderId = await nthId(writer, threadId, 3);
+    await graph.invoke(ask(6), config(threadId));
+    writer.graphReturned(threadId);
+    // An older state's messages are the held ones it starts with: whoever reads it may edit them.
+    const older = await messagesAt(writer, threadId, olderId);
+    (older[0] as HumanMessage).content = "edited by a reader of the history";
+    const latest = await messagesOf(writer, threadId);
+    expect(JSON.stringify(latest)).toBe(JSON.stringify(await messagesOf(saver(), threadId)));
+    expect(latest[0]).not.toBe(older[0]);
+  });
+
   it("checks the conversation when a step edited it in place after the last put that stored it", async () => {
     const threadId = uuidv4();
     const writer = saver();
