@@ -155,13 +155,27 @@ export async function measurePhase(redis: Redis, tree: Tree, size: number, round
   };
 }
 
-export async function readLatency(tree: Tree, path: (threadId: string) => string, threads: string[]): Promise<number> {
+/**
+ * A read's latency as the client sees it (p50, parsing the answer included) and the server's CPU
+ * per read, less what it uses idle: the latency of a long history is mostly the client parsing
+ * ~3 MB, which says nothing of the server.
+ */
+export async function readLatency(
+  tree: Tree,
+  path: (threadId: string) => string,
+  threads: string[],
+): Promise<{ p50: number; serverCpuMs: number }> {
   const samples: number[] = [];
+  let serverMs = 0;
   for (let i = 0; i < READ_SAMPLES; i++) {
     const threadId = threads[i % threads.length] as string;
+    const cpuBefore = tree.cpuSeconds();
     const began = performance.now();
-    await json(await call(tree.agent, `${tree.url}${path(threadId)}`, "GET"), "read");
+    const answer = await call(tree.agent, `${tree.url}${path(threadId)}`, "GET");
+    const took = performance.now() - began;
+    serverMs += (tree.cpuSeconds() - cpuBefore) * 1000 - (tree.idleMsPerSecond * took) / 1000;
+    await json(answer, "read");
     samples.push(performance.now() - began);
   }
-  return median(samples);
+  return { p50: median(samples), serverCpuMs: serverMs / READ_SAMPLES };
 }
