@@ -201,6 +201,30 @@ for (const transport of ["sse", "websocket"] as const) {
       },
     );
 
+    // The run's messages are v1 (content blocks): the HTTP state is compared for them too.
+    it("answers state.get after a run with the same values and checkpoint, as the HTTP state does", async () => {
+      const { ours } = await servers.compare(
+        sdk,
+        async ({ client, server }) => {
+          const thread = open(client, "chat");
+          await thread.run.start(CHAT_INPUT);
+          await sequence(thread, server);
+          const whole = await thread.state.get({ namespace: [] });
+          const picked = await thread.state.get({ namespace: [], keys: ["messages"] } as never);
+          const http = await (client as unknown as InstanceType<typeof latest.Client>).threads.getState(
+            thread.threadId,
+          );
+          await thread.close();
+          return { whole, picked, http: http.values };
+        },
+        { ignoreKeys: { ...ignoreKeys, tool_call_chunks: "the reference's chat model always streams" } },
+      );
+      const { whole } = ours as { whole: { values: { messages: unknown[] }; checkpoint: { id: string } } };
+      expect(whole.values.messages.length).toBeGreaterThan(2);
+      expect(JSON.stringify(whole)).toContain('"content_blocks"');
+      expect(whole.checkpoint.id).toBeDefined();
+    });
+
     it.runIf(transport === "websocket")(
       "answers agent.getTree, input.inject and subscription.reconnect as the reference does",
       async () => {

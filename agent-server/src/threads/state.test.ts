@@ -41,6 +41,26 @@ describe("toJsonValue", () => {
       at: "2026-01-02T03:04:05.000Z",
     });
   });
+
+  it("sends a v1 message's content blocks as the reference does, live or loaded, and none otherwise", async () => {
+    const v1 = new AIMessage({
+      content: "sunny",
+      id: "a2",
+      response_metadata: { output_version: "v1" },
+      tool_calls: [{ id: "c2", name: "get_weather", args: { city: "Paris" }, type: "tool_call" }],
+    });
+    const blocks = [
+      { type: "text", text: "sunny" },
+      { type: "tool_call", id: "c2", name: "get_weather", args: { city: "Paris" } },
+    ];
+    // What the reference sends: the serialised fields (`toDict()`) and the type.
+    const reference = { ...v1.toDict().data, type: "ai" } as Record<string, unknown>;
+    expect(reference.content_blocks).toEqual(blocks);
+    expect(toJsonValue(v1)).toMatchObject({ content_blocks: blocks });
+    const loaded = new AIMessage((v1.toJSON() as unknown as { kwargs: never }).kwargs);
+    expect(toJsonValue(loaded)).toMatchObject({ content_blocks: blocks });
+    expect(toJsonValue(new AIMessage({ content: "plain", id: "a3" }))).not.toHaveProperty("content_blocks");
+  });
 });
 
 describe("toThreadState", () => {

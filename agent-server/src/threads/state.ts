@@ -58,6 +58,15 @@ const TYPE_FIELDS: Record<string, readonly string[]> = {
  * the `metadata` LangChain puts on tool results.
  */
 const PRESENT_FIELDS = ["tool_call_chunks", "metadata"] as const;
+/**
+ * A message made with LangChain's v1 content blocks (a model run with `output_version: "v1"`, as
+ * thread-stream runs are) keeps them among its constructor's fields, which the reference sends
+ * (`toDict()`: the serialised fields) as `content_blocks`; a loaded one has them snake-cased.
+ */
+const contentBlocksOf = (message: Record<string, unknown>) => {
+  const kwargs = message.lc_kwargs as Record<string, unknown> | undefined;
+  return kwargs?.contentBlocks ?? kwargs?.content_blocks;
+};
 /** A message type's fields, built once per type (a state may hold thousands of messages). */
 const fieldsByType = new Map<string, readonly string[]>();
 const fieldsOf = (type: string) => {
@@ -76,6 +85,8 @@ export function toJsonValue(value: unknown): unknown {
     for (const field of PRESENT_FIELDS) {
       if (value[field] !== undefined) result[field] = toJsonValue(value[field]);
     }
+    const blocks = contentBlocksOf(value);
+    if (blocks !== undefined) result.content_blocks = toJsonValue(blocks);
     return result;
   }
   if (Array.isArray(value)) return value.map(toJsonValue);
