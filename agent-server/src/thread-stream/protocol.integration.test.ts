@@ -270,6 +270,38 @@ describe("thread-centric protocol over SSE", () => {
     );
   });
 
+  it("forks a thread from an earlier checkpoint with state.fork and runs from there", async () => {
+    const threadId = randomUUID();
+    const thread = client(a).threads.stream(threadId, { assistantId: "chat" });
+    const events = untilTerminal(thread, ["lifecycle"]);
+    await thread.run.start({ input: { messages: [{ role: "user", content: "weather?" }] } });
+    await events;
+    await thread.close();
+    const before = await client(b).threads.getHistory(threadId, { limit: 20 });
+    // The checkpoint with the user's message, before the model answered: the run goes on from it again.
+    const asked = before.find((state) => state.metadata?.step === 0);
+    const forkedFrom = asked?.checkpoint.checkpoint_id as string;
+    expect(forkedFrom).toBeDefined();
+    const forked = await command(b, threadId, { id: 7, method: "state.fork", params: { checkpoint_id: forkedFrom } });
+    expect(forked.status).toBe(200);
+    const { result } = (await forked.json()) as { result: { run_id: string; thread_id: string } };
+    expect(result.thread_id).toBe(threadId);
+    await client(b).runs.join(threadId, result.run_id);
+    const after = await client(b).threads.getHistory(threadId, { limit: 40 });
+    // The new branch starts at the fork point, next to the first branch's checkpoints.
+    const branch = after.filter(
+      (state) => !before.some((old) => old.checkpoint.checkpoint_id === state.checkpoint.checkpoint_id),
+    );
+    expect(branch.length).toBeGreaterThan(0);
+    expect(branch.at(-1)?.parent_checkpoint?.checkpoint_id).toBe(forkedFrom);
+    const state = await client(b).threads.getState(threadId);
+    const messages = (state.values as { messages: { type: string; id: string }[] }).messages;
+    const original = (before[0]?.values as { messages: { type: string; id: string }[] }).messages;
+    expect(messages.map((message) => message.type)).toEqual(original.map((message) => message.type));
+    expect(messages[0]?.id).toBe(original[0]?.id);
+    expect(messages.at(-1)?.id).not.toBe(original.at(-1)?.id);
+  });
+
   it("answers bad commands and filters with 422, unknown threads with 404", async () => {
     const threadId = randomUUID();
     const envelope = await command(a, threadId, { method: "run.start" });
