@@ -102,6 +102,17 @@ const command = (server: ServerProcess, threadId: string, body: unknown, headers
     body: JSON.stringify(body),
   });
 
+/** A new thread whose protocol run (the weather question to the chat agent) has ended; its id. */
+async function askedForWeather(): Promise<string> {
+  const threadId = randomUUID();
+  const thread = client(a).threads.stream(threadId, { assistantId: "chat" });
+  const events = untilTerminal(thread, ["lifecycle"]);
+  await thread.run.start({ input: { messages: [{ role: "user", content: "weather?" }] } });
+  await events;
+  await thread.close();
+  return threadId;
+}
+
 describe("thread-centric protocol over SSE", () => {
   it("streams a run with tool calls and tokens, numbered per thread", async () => {
     const thread = client(a).threads.stream(randomUUID(), { assistantId: "chat" });
@@ -241,12 +252,7 @@ describe("thread-centric protocol over SSE", () => {
   });
 
   it("lists a thread's checkpoints with state.listCheckpoints, as its history has them", async () => {
-    const threadId = randomUUID();
-    const thread = client(a).threads.stream(threadId, { assistantId: "chat" });
-    const events = untilTerminal(thread, ["lifecycle"]);
-    await thread.run.start({ input: { messages: [{ role: "user", content: "weather?" }] } });
-    await events;
-    await thread.close();
+    const threadId = await askedForWeather();
     const listed = await command(b, threadId, { id: 1, method: "state.listCheckpoints", params: { limit: 3 } });
     expect(listed.status).toBe(200);
     const { result } = (await listed.json()) as { result: { checkpoints: Record<string, unknown>[] } };
@@ -271,12 +277,7 @@ describe("thread-centric protocol over SSE", () => {
   });
 
   it("forks a thread from an earlier checkpoint with state.fork and runs from there", async () => {
-    const threadId = randomUUID();
-    const thread = client(a).threads.stream(threadId, { assistantId: "chat" });
-    const events = untilTerminal(thread, ["lifecycle"]);
-    await thread.run.start({ input: { messages: [{ role: "user", content: "weather?" }] } });
-    await events;
-    await thread.close();
+    const threadId = await askedForWeather();
     const before = await client(b).threads.getHistory(threadId, { limit: 20 });
     // The checkpoint with the user's message, before the model answered: the run goes on from it again.
     const asked = before.find((state) => state.metadata?.step === 0);
