@@ -3,7 +3,6 @@ import {
   appendedDelta,
   applyChain,
   bytesOf,
-  type DeltaHeader,
   deltaAgainst,
   type KnownVersion,
   type KnownVersions,
@@ -122,7 +121,7 @@ export function rememberStored(known: KnownVersions, scope: string, blobs: BlobW
     const handout = entries ? ("checked" as const) : undefined;
     known.set(scope, channel, { field, type, bytes, size, ...chain, entries, itemTexts, handout });
     // The full copy this version's chain rests on, for reads of the versions between them.
-    if (base?.depth === 0 && base.size >= LARGE) known.keepFullCopy(scope, base);
+    if (base) keepChainRoot(known, scope, base);
   }
 }
 
@@ -181,30 +180,21 @@ async function loadSharing(
 }
 
 /**
- * Keeps the full copy a chain was read down to (`KnownVersions.keepFullCopy`), or marks the one
- * it stopped at as used: the next read of a version on it stops there too. Only copies large
- * enough to be stored deflated; a smaller one costs little to fetch.
+ * Keeps `root` when it is a full copy later versions' chains rest on (`KnownVersions.keepFullCopy`):
+ * only one large enough to be stored deflated; a smaller one costs little to fetch.
  */
-function keepChainRoot(
-  known: KnownVersions,
-  scope: string,
-  root: KnownVersion | { field?: string; header: DeltaHeader; payload: Buffer },
-): void {
-  if ("depth" in root) {
-    if (root.depth === 0 && root.size >= LARGE) known.keepFullCopy(scope, root);
-    return;
-  }
-  const { field, header, payload } = root;
-  if (field === undefined || payload.length < LARGE) return;
-  known.keepFullCopy(scope, {
-    field,
-    type: header.type,
-    bytes: payload,
-    size: payload.length,
-    depth: 0,
-    chainBytes: 0,
-  });
+function keepChainRoot(known: KnownVersions, scope: string, root: KnownVersion): void {
+  if (root.depth === 0 && root.size >= LARGE) known.keepFullCopy(scope, root);
 }
+
+/** A chain's fetched full copy as a known version: its bytes, no deltas before it. */
+const fullCopyOf = ({ header, payload }: { header: { type: string }; payload: Buffer }) => ({
+  type: header.type,
+  bytes: payload,
+  size: payload.length,
+  depth: 0,
+  chainBytes: 0,
+});
 
 /** A version's count (`getNextVersion`: the count, then a random fraction). */
 const versionCount = (field: string) => Math.floor(Number.parseFloat(field.slice(field.lastIndexOf("\n") + 1)));
@@ -246,7 +236,8 @@ export async function decodeBlobs(
       const { type } = deltas.at(-1)?.header ?? full.header;
       if (type === "empty") return ABSENT;
       const bytes = applyChain(full.payload, deltas);
-      keepChainRoot(known, scope, base ?? { field: deltas[0]?.header.base ?? field, ...full });
+      // The held version the chain stopped at, or the full copy it was read down to.
+      keepChainRoot(known, scope, base ?? { field: deltas[0]?.header.base ?? field, ...fullCopyOf(full) });
       const channel = channelOfBlobField(field);
       const held = [...cached.values()].find((version) => channelOfBlobField(version.field) === channel);
       const { value, entries } = await loadSharing(serde, type, bytes, held);
