@@ -301,6 +301,27 @@ describe("thread-centric protocol over SSE", () => {
     expect(messages.map((message) => message.type)).toEqual(original.map((message) => message.type));
     expect(messages[0]?.id).toBe(original[0]?.id);
     expect(messages.at(-1)?.id).not.toBe(original.at(-1)?.id);
+    // Bad forks: no checkpoint named, one the thread does not have, a thread with no run.
+    const unnamed = await command(b, threadId, { id: 8, method: "state.fork", params: {} });
+    expect(unnamed.status).toBe(422);
+    expect(await unnamed.json()).toMatchObject({
+      error: "invalid_argument",
+      detail: [expect.objectContaining({ loc: ["body", "params", "checkpoint_id"], type: "missing" })],
+    });
+    const unknown = await command(b, threadId, {
+      id: 9,
+      method: "state.fork",
+      params: { checkpoint_id: randomUUID() },
+    });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ type: "error", id: 9, error: "no_such_checkpoint" });
+    const fresh = await command(b, randomUUID(), {
+      id: 10,
+      method: "state.fork",
+      params: { checkpoint_id: forkedFrom },
+    });
+    expect(fresh.status).toBe(404);
+    expect(await fresh.json()).toMatchObject({ type: "error", id: 10, error: "no_such_run" });
   });
 
   it("answers bad commands and filters with 422, unknown threads with 404", async () => {

@@ -270,6 +270,12 @@ export class ThreadProtocolService {
   async #fork(threadId: string, command: Command, headers: IncomingHttpHeaders, auth: RequestAuth | undefined) {
     const params = parseParams(StateForkParamsSchema, command);
     const assistant = await this.#assistantOf(threadId, auth);
+    // A run from a checkpoint the thread does not have would start from nothing and fail.
+    const selector = { checkpoint_id: params.checkpoint_id };
+    const [forkPoint] = await this.#threads.checkpoints(threadId, { limit: 1, checkpoint: selector }, auth);
+    if (!forkPoint) {
+      throw new CommandError(404, "no_such_checkpoint", `Thread ${threadId} has no checkpoint ${params.checkpoint_id}`);
+    }
     const { runId, ordinal } = await this.#createRun(
       threadId,
       {
