@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
-// Two projects: `unit` (beside the code, no child processes; `make test-unit`, under a minute) and
+// Two projects: `unit` (beside the code, the bench's included; no child processes; `make test-unit`, under a minute) and
 // `integration` (`*.integration.test.ts` beside the code: servers, processes, clusters; and `test/`,
 // the cross-component suites). `make test` runs both.
 const shared = {
@@ -31,7 +31,7 @@ export default defineConfig({
           name: "unit",
           // One module graph per worker: importing LangGraph and the SDK once, not once per file, halves the run.
           isolate: false,
-          include: ["*/src/**/*.test.ts", "testing/**/*.test.ts"],
+          include: ["*/src/**/*.test.ts", "testing/**/*.test.ts", "bench/**/*.test.ts"],
           exclude: [...ignored, "**/*.integration.test.ts"],
           ...shared,
         },

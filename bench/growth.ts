@@ -4,11 +4,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createClient } from "redis";
 import type { ServerProcess } from "../agent-server/src/runs/testing/process.ts";
-import { graphCpuPerRun } from "./support/graph-work.ts";
 import {
   createThread,
   createThreads,
-  earlierMessages,
   idleCpu,
   json,
   measurePhase,
@@ -20,10 +18,11 @@ import {
   type Tree,
   warmUp,
 } from "./support/growth-phases.ts";
-import { bootstrapInterval, round } from "./support/measure.ts";
+import { netRatio, netRatioInterval, type RoundPair, reducerCost } from "./support/growth-ratio.ts";
+import { round } from "./support/measure.ts";
 import { keyKind, memoryOf, type Redis } from "./support/redis-usage.ts";
 import { startMeasuredReference } from "./support/reference-growth.ts";
-import { call, median, processCpuSeconds } from "./support/run-load.ts";
+import { call, processCpuSeconds } from "./support/run-load.ts";
 import type { BenchResult } from "./types.ts";
 
 /**
@@ -32,10 +31,12 @@ import type { BenchResult } from "./types.ts";
  * grows with N makes long conversations slow and expensive; the targets compare N = 1,000 with
  * N = 1. With `GROWTH_BASE=<source tree>` (e.g. a `git worktree` of an older commit) the same
  * figures are measured for that tree's server too, in alternating phases on the same Redis.
- * The CPU target excludes the graph's own work on its input: the example graph's CPU per run at
- * each N is measured in this process (support/graph-work.ts), and its growth over N = 1 is
- * subtracted from the server's figure for the "net" rows; the raw rows stay. The target is checked
- * on the upper end of the net ratio's 95% interval (`netRatioInterval`), not on the ratio alone.
+ * The CPU target excludes the graph's own work on its input, the stock messages reducer's passes
+ * over every earlier message: a second server of this tree runs the example graph with a reducer
+ * that only appends (support/appending-reducer-project), in the same alternating phases, and the
+ * difference between the two at each N is the stock reducer's cost inside the server. Its growth
+ * over N = 1 is subtracted from the server's figure for the "net" rows; the raw rows stay. The
+ * target is checked on the upper end of the net ratio's 95% interval (`netRatioInterval`).
  * With `GROWTH_REFERENCE=1` the reference server (`langgraphjs dev`, in memory) serving the same
  * example project gets the same requests in the same alternating phases; it reports only the CPU
  * of its process tree per run and read latencies (it writes nothing to Redis).
@@ -54,13 +55,20 @@ const GROUPS = ROUNDS / RUNS_PER_THREAD;
 /** The "built by real runs" conversation: each run adds a question and an answer. */
 const CONVERSATION_RUNS = 500;
 const here = dirname(fileURLToPath(import.meta.url));
+/** The server of this tree whose graph's reducer does not grow with N. */
+const APPENDING = "this, appending reducer";
 
-/** The tree's own `spawnServer` and example graph, so the server runs that tree's code. */
-async function startServer(root: string, redisUrl: string, prefix: string): Promise<ServerProcess> {
+/** The tree's own `spawnServer` and (unless given) example graph, so the server runs that tree's code. */
+async function startServer(
+  root: string,
+  redisUrl: string,
+  prefix: string,
+  config = join(root, "agent-server/example/langgraph.json"),
+): Promise<ServerProcess> {
   const module = pathToFileURL(join(root, "agent-server/src/runs/testing/process.ts")).href;
   const { spawnServer } = (await import(module)) as typeof import("../agent-server/src/runs/testing/process.ts");
   const env = { N_WORKERS: String(THREADS), RUN_LEASE_MS: "15000", RUN_POLL_MS: "1000" };
-  return spawnServer(redisUrl, prefix, env, join(root, "agent-server/example/langgraph.json"));
+  return spawnServer(redisUrl, prefix, env, config);
 }
 
 /**
@@ -89,37 +97,20 @@ async function conversation(
   return { keptMiB: kept / 2 ** 20, ratio: kept / Buffer.byteLength(JSON.stringify(state.values.messages)), byKind };
 }
 
-/**
- * How far the net CPU ratio can be trusted. On a shared 2-core machine one size's phases at
- * N = 1 ranged 1.7 – 14 ms a run within one bench, and whole bench runs of the same code gave
- * 1.14× and 2.1×: a ratio alone said "met" or "missed" by chance. A round measures both sizes
- * within a second or two, so rounds are resampled as pairs (a slow spell of the machine lands
- * in both); the target is met only when the interval's upper end is.
- */
-function netRatioInterval(one: readonly Phase[], thousand: readonly Phase[], graphGrowth: number) {
-  const rounds = one.map((phase, index) => [phase, thousand[index] as Phase] as const);
-  const perRun = (phases: readonly Phase[]) =>
-    phases.reduce((sum, phase) => sum + phase.cpuMs, 0) / phases.reduce((sum, phase) => sum + phase.runs, 0);
-  return bootstrapInterval(rounds, (drawn) => {
-    const atOne = perRun(drawn.map(([phase]) => phase));
-    return (perRun(drawn.map(([, phase]) => phase)) - graphGrowth) / atOne;
-  });
-}
-
 export async function run(redisUrl: string): Promise<BenchResult[]> {
   const redis: Redis = createClient({ url: redisUrl });
   await redis.connect();
-  const roots = [
-    ...(process.env.GROWTH_BASE ? [["base", resolve(process.env.GROWTH_BASE)] as const] : []),
-    ["this", resolve(here, "..")] as const,
+  const thisTree = resolve(here, "..");
+  const servers = [
+    ...(process.env.GROWTH_BASE ? [["base", resolve(process.env.GROWTH_BASE), undefined] as const] : []),
+    ["this", thisTree, undefined] as const,
+    [APPENDING, thisTree, join(here, "support/appending-reducer-project/langgraph.json")] as const,
   ];
   const trees: Tree[] = [];
   try {
-    const graphMs = await graphCpuPerRun(SIZES, earlierMessages, ROUNDS, 30);
-    const graphGrowth = (size: number) => (graphMs.get(size) ?? 0) - (graphMs.get(1) ?? 0);
-    for (const [label, root] of roots) {
+    for (const [label, root, config] of servers) {
       const prefix = `bench-growth-${randomUUID().slice(0, 8)}:`;
-      const server = await startServer(root, redisUrl, prefix);
+      const server = await startServer(root, redisUrl, prefix, config);
       const cpuSeconds = () => processCpuSeconds(server.pid) ?? Number.NaN;
       const stop = () => server.stop();
       trees.push({
@@ -158,24 +149,36 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     for (let round = 0; round < ROUNDS; round++) {
       // Sizes up, then down: no size always follows the largest one's leftover work.
       for (const size of round % 2 === 0 ? SIZES : [...SIZES].reverse()) {
-        // Alternate which tree goes first, so neither always follows the other's load.
+        // Alternate which tree goes first, so none always follows another's load.
         for (const tree of round % 2 === 0 ? trees : [...trees].reverse()) {
           const key = `${tree.label}/${size}`;
           phases.set(key, [...(phases.get(key) ?? []), await measurePhase(redis, tree, size, round)]);
         }
       }
     }
+    const phasesOf = (label: string, size: number) => phases.get(`${label}/${size}`) ?? [];
+    const reducerAt = (size: number) => reducerCost(phasesOf("this", size), phasesOf(APPENDING, size));
+    const reducerGrowth = (size: number) => reducerAt(size) - reducerAt(1);
     const results: BenchResult[] = [];
     for (const tree of trees) {
       const perRun = (size: number, pick: (phase: Phase) => number, only = (_phase: Phase) => true) => {
-        const measured = (phases.get(`${tree.label}/${size}`) ?? []).filter(only);
+        const measured = phasesOf(tree.label, size).filter(only);
         return measured.reduce((sum, phase) => sum + pick(phase), 0) / measured.reduce((n, p) => n + p.runs, 0);
       };
-      const withoutFullCollection = (phase: Phase) => phase.fullCollections === 0;
-      /** Robust to a garbage collection of the whole heap landing in one phase (a few ms a run). */
-      const medianPerRun = (size: number) =>
-        median((phases.get(`${tree.label}/${size}`) ?? []).map((phase) => phase.cpuMs / phase.runs));
       const name = (what: string) => `growth (${tree.label}): ${what}`;
+      if (tree.label === APPENDING) {
+        for (const size of SIZES) {
+          results.push({
+            name: name(`server CPU per run, N=${size}`),
+            value: round(
+              perRun(size, (p) => p.cpuMs),
+              2,
+            ),
+            unit: "ms",
+          });
+        }
+        continue;
+      }
       for (const size of SIZES) {
         const threads = tree.threads.get(size)?.[0] ?? [];
         const state = await readLatency(tree, (id) => `/threads/${id}/state`, threads);
@@ -200,13 +203,13 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
         results.push(
           { name: name(`server CPU per run, ${at}`), value: round(cpu, 2), unit: "ms" },
           {
-            name: name(`graph's own CPU per run, in process, ${at}`),
-            value: round(graphMs.get(size) ?? 0, 2),
+            name: name(`the stock messages reducer's CPU per run in the server, ${at}`),
+            value: round(reducerAt(size), 2),
             unit: "ms",
           },
           {
-            name: name(`server CPU per run net of the graph's growth, ${at}`),
-            value: round(cpu - graphGrowth(size), 2),
+            name: name(`server CPU per run net of the reducer's growth, ${at}`),
+            value: round(cpu - reducerGrowth(size), 2),
             unit: "ms",
           },
           {
@@ -226,7 +229,7 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
           },
           {
             name: name(`full collections in its phases (${ROUNDS * THREADS} runs), ${at}`),
-            value: (phases.get(`${tree.label}/${size}`) ?? []).reduce((sum, phase) => sum + phase.fullCollections, 0),
+            value: phasesOf(tree.label, size).reduce((sum, phase) => sum + phase.fullCollections, 0),
             unit: "collections",
           },
           ...latencies,
@@ -240,15 +243,18 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
       const ratio = (pick: (phase: Phase) => number) => round(perRun(1000, pick) / perRun(1, pick), 2);
       results.push({ name: name("CPU per run (raw), N=1000 / N=1"), value: ratio((p) => p.cpuMs), unit: "x" });
       if (tree.prefix === undefined) continue;
-      const interval = netRatioInterval(
-        phases.get(`${tree.label}/1`) ?? [],
-        phases.get(`${tree.label}/1000`) ?? [],
-        graphGrowth(1000),
-      );
+      const rounds: RoundPair[] = Array.from({ length: ROUNDS }, (_, index) => {
+        const pair = (label: string) => [phasesOf(label, 1)[index], phasesOf(label, 1000)[index]] as [Phase, Phase];
+        return { tree: pair(tree.label), stock: pair("this"), appending: pair(APPENDING) };
+      });
+      const interval = netRatioInterval(rounds);
+      // Where full collections land is chance (~300 ms each, a few per run of the bench): this is
+      // the ratio without the phases that had one, which moves only with the machine's noise.
+      const noFullCollection = (phase: Phase) => phase.fullCollections === 0;
       results.push(
         {
-          name: name("CPU per run net of the graph's growth, N=1000 / N=1"),
-          value: round((perRun(1000, (p) => p.cpuMs) - graphGrowth(1000)) / perRun(1, (p) => p.cpuMs), 2),
+          name: name("CPU per run net of the reducer's growth, N=1000 / N=1"),
+          value: round(netRatio(rounds), 2),
           unit: "x",
         },
         { name: name("that ratio's 95% interval (rounds resampled), low"), value: round(interval.low, 2), unit: "x" },
@@ -259,17 +265,10 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
           target: "<= 1.5",
         },
         {
-          name: name("the same from the median phase of each N"),
-          value: round((medianPerRun(1000) - graphGrowth(1000)) / medianPerRun(1), 2),
-          unit: "x",
-        },
-        {
-          // Where full collections land is chance (~300 ms each, a few per run of the bench):
-          // this is the ratio without them, which moves only with the machine's noise.
           name: name("the same from the phases without a full collection"),
           value: round(
-            (perRun(1000, (p) => p.cpuMs, withoutFullCollection) - graphGrowth(1000)) /
-              perRun(1, (p) => p.cpuMs, withoutFullCollection),
+            (perRun(1000, (p) => p.cpuMs, noFullCollection) - reducerGrowth(1000)) /
+              perRun(1, (p) => p.cpuMs, noFullCollection),
             2,
           ),
           unit: "x",
@@ -289,7 +288,7 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
       );
     }
     for (const tree of trees) {
-      if (tree.prefix === undefined) continue;
+      if (tree.prefix === undefined || tree.label === APPENDING) continue;
       const built = await conversation(redis, tree, tree.prefix);
       const name = (what: string) => `growth (${tree.label}): ${what}`;
       results.push(
