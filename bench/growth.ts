@@ -42,7 +42,8 @@ import type { BenchResult } from "./types.ts";
  * that only appends (support/appending-reducer-project), in the same alternating phases, and the
  * difference between the two at each N is the stock reducer's cost inside the server. Its growth
  * over N = 1 is subtracted from the server's figure for the "net" rows; the raw rows stay. The
- * target is checked on the upper end of the net ratio's 95% interval (`netRatioInterval`).
+ * target is checked on the upper end of the net ratio's 95% interval over the rounds without a
+ * full collection (`netRatioInterval`).
  * With `GROWTH_REFERENCE=1` the reference server (`langgraphjs dev`, in memory) serving the same
  * example project gets the same requests in the same alternating phases; it reports only the CPU
  * of its process tree per run and read latencies (it writes nothing to Redis).
@@ -167,8 +168,8 @@ export async function run(redisUrl: string): Promise<BenchResult[]> {
     const reducerGrowth = (size: number) => reducerAt(size) - reducerAt(1);
     const results: BenchResult[] = [];
     for (const tree of trees) {
-      const perRun = (size: number, pick: (phase: Phase) => number, only = (_phase: Phase) => true) => {
-        const measured = phasesOf(tree.label, size).filter(only);
+      const perRun = (size: number, pick: (phase: Phase) => number) => {
+        const measured = phasesOf(tree.label, size);
         return measured.reduce((sum, phase) => sum + pick(phase), 0) / measured.reduce((n, p) => n + p.runs, 0);
       };
       const medianPerRun = (size: number) =>

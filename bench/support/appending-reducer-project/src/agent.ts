@@ -8,8 +8,9 @@ import { EchoChatModel } from "../../../../agent-server/example/src/echo-model.t
  * with the conversation: it appends the new messages, coerced and given an id as the stock
  * `messagesStateReducer` does, without that reducer's passes over every earlier message (coercing
  * each, a map of their ids, a filter). For a conversation that only grows, both give the same
- * states (every update here is a list), so the server stores, loads and answers the same; what the growth bench measures as
- * the difference between the two graphs is the stock reducer's cost inside the server.
+ * states (every update here is a list), so the server stores, loads and answers the same: what
+ * the growth bench measures as the difference between the two graphs is the stock reducer's
+ * cost inside the server.
  */
 function appendMessages(earlier: BaseMessage[], update: BaseMessageLike[]): BaseMessage[] {
   const added = update.map((like) => {
