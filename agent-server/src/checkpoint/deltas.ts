@@ -82,6 +82,12 @@ export interface KnownVersion extends StoredBytes {
    * it returned, so no code of it can have edited them: the next read hands them out unchecked.
    */
   handout?: "checked" | "free";
+  /**
+   * The items this version was put from, as the put checked them once no code of its graph could
+   * run any more (its last checkpoint was saved): the put of that checkpoint (`until`) takes the
+   * ones it finds at the same places without a check, while `handout` is still `checked`.
+   */
+  checked?: { items: readonly unknown[]; until: string };
 }
 
 /** Below this many bytes, ranges are compared a byte at a time. */
@@ -280,6 +286,7 @@ export class KnownVersions {
     if (this.#withItems.delete(version)) this.#itemsHeap -= itemsHeap(version);
     delete version.entries;
     delete version.itemTexts;
+    delete version.checked;
   }
 
   delete(scope: string, channel: string): void {

@@ -27,6 +27,17 @@ export interface BlobWrite extends StoredBytes {
   deltaBytes?: number;
   /** What a list value's items were remembered as (`KnownVersion.entries`). */
   entries?: readonly Known[];
+  /** The items as checked once no code of the graph could run any more (`KnownVersion.checked`). */
+  checked?: KnownVersion["checked"];
+}
+
+/**
+ * The checkpoint a put stores, and the last checkpoint its graph saved when that was known as
+ * the put began (`RedisCheckpointer.graphFinished`): after it, no code of the graph runs.
+ */
+export interface PutCheckpoint {
+  id: string;
+  graphFinishedAt?: string;
 }
 
 export interface WriteHeader {
@@ -46,7 +57,12 @@ export interface StoredWrite {
 
 const EMPTY = Buffer.alloc(0);
 
-/** A channel's new version as a frame: a delta on the version this process knows when that is smaller. */
+/**
+ * A channel's new version as a frame: a delta on the version this process knows when that is
+ * smaller. A list's items are checked against what they were remembered as, except the ones a
+ * put of the same run checked after its graph's last step (`KnownVersion.checked`): no code
+ * can have edited those since, and nothing was handed out or written in the scope meanwhile.
+ */
 export async function encodeBlob(
   serde: SerializerProtocol,
   known: KnownVersions,
@@ -54,6 +70,7 @@ export async function encodeBlob(
   channel: string,
   version: number | string,
   values: Record<string, unknown>,
+  put: PutCheckpoint,
 ): Promise<BlobWrite> {
   const field = blobField(channel, version);
   if (!(channel in values)) {
@@ -61,13 +78,22 @@ export async function encodeBlob(
   }
   const base = known.get(scope, channel);
   const value = values[channel];
+  const unchanged =
+    base?.handout === "checked" && base.checked?.until === put.id && base.itemTexts
+      ? { items: base.checked.items, texts: base.itemTexts }
+      : undefined;
   // A conversation that only added messages to the version this process put last: its delta
   // comes from the texts, and its whole bytes are joined only if something needs them.
   const list =
     base?.itemTexts &&
     base.field !== field &&
     serde instanceof FastJsonPlusSerializer &&
-    serde.listTexts(value, base.entries);
+    serde.listTexts(value, base.entries, unchanged);
+  // Checked after the graph's last step: the put of that step's checkpoint needs no second check.
+  const checked =
+    list && list.entries && put.graphFinishedAt !== undefined && put.graphFinishedAt !== put.id
+      ? { items: (value as unknown[]).slice(), until: put.graphFinishedAt }
+      : undefined;
   const appended = base && list ? appendedDelta(base, list.texts) : undefined;
   if (base && list && appended) {
     const { header, payload, size } = appended;
@@ -79,6 +105,7 @@ export async function encodeBlob(
       itemTexts: list.texts,
       size,
       entries: list.entries,
+      checked,
       base,
       deltaBytes: payload.length,
       frame,
@@ -89,7 +116,7 @@ export async function encodeBlob(
   const listed = list ? undefined : itemsOf(serializedValue);
   const entries = list ? list.entries : listed?.entries;
   const itemTexts = list ? entries && list.texts : listed?.texts;
-  const stored = { channel, field, type: blobType, bytes, size: bytes.length, entries, itemTexts };
+  const stored = { channel, field, type: blobType, bytes, size: bytes.length, entries, itemTexts, checked };
   const delta = base && base.field !== field ? deltaAgainst(base, blobType, bytes) : undefined;
   return delta
     ? { ...stored, base, deltaBytes: delta.payload.length, frame: blobFrame(delta.header, delta.payload) }
@@ -110,7 +137,7 @@ export function asFullCopies(blobs: BlobWrite[], missing: Set<string>): void {
 export function rememberStored(known: KnownVersions, scope: string, blobs: BlobWrite[]): void {
   // A put follows a step's code: the versions it did not check again may have been edited since.
   known.codeRan(scope);
-  for (const { channel, field, type, bytes, size, base, deltaBytes = 0, entries, itemTexts } of blobs) {
+  for (const { channel, field, type, bytes, size, base, deltaBytes = 0, entries, itemTexts, checked } of blobs) {
     if (type === "empty") {
       known.delete(scope, channel);
       continue;
@@ -119,7 +146,7 @@ export function rememberStored(known: KnownVersions, scope: string, blobs: BlobW
       ? { depth: base.depth + 1, chainBytes: base.chainBytes + deltaBytes }
       : { depth: 0, chainBytes: 0 };
     const handout = entries ? ("checked" as const) : undefined;
-    known.set(scope, channel, { field, type, bytes, size, ...chain, entries, itemTexts, handout });
+    known.set(scope, channel, { field, type, bytes, size, ...chain, entries, itemTexts, handout, checked });
     // The full copy this version's chain rests on, for reads of the versions between them.
     if (base) keepChainRoot(known, scope, base);
   }

@@ -68,6 +68,8 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
   readonly #known = new KnownVersions();
   /** The channel versions of the checkpoints this process put or read last, for `storedItemTexts`. */
   readonly #recentCheckpoints = new LruCache<ChannelVersions>(RECENT_CHECKPOINTS);
+  /** Per root scope, the last checkpoint its running graph saved (`graphFinished`), until it is put. */
+  readonly #lastCheckpoints = new LruCache<string>(RECENT_CHECKPOINTS);
   readonly cold: ColdSegments;
 
   /** The run queue's prefix: writes of a run are refused once its attempt lost the lease. */
@@ -146,11 +148,13 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
     const scope = scopeOf(threadId, checkpointNs);
     const stored = checkpointMetadata(config, metadata, checkpoint, this.#taskWrites.put(config, checkpoint));
     const values = checkpoint.channel_values;
+    // Read before any item is checked: only a graph that had finished by then counts.
+    const put = { id: checkpoint.id, graphFinishedAt: this.#lastCheckpoints.get(scope) };
     const [record, blobs] = await Promise.all([
       packRecord(this.serde, threadId, checkpoint, stored, parentId),
       Promise.all(
         Object.keys(newVersions).map((channel) =>
-          encodeBlob(this.serde, this.#known, scope, channel, newVersions[channel] as number | string, values),
+          encodeBlob(this.serde, this.#known, scope, channel, newVersions[channel] as number | string, values, put),
         ),
       ),
     ]);
@@ -179,9 +183,14 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
       result = await run();
     }
     rememberStored(this.#known, scope, blobs);
+    if (put.graphFinishedAt === checkpoint.id) this.#lastCheckpoints.delete(scope);
     this.#recentCheckpoints.set(`${scope}\0${checkpoint.id}`, { ...checkpoint.channel_versions });
     if (typeof result === "number") this.cold.packSoon(threadId, scope, result);
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
+  }
+
+  graphFinished(threadId: string, checkpointId: string): void {
+    this.#lastCheckpoints.set(scopeOf(threadId, ""), checkpointId);
   }
 
   graphReturned(threadId: string): void {

@@ -181,6 +181,12 @@ function plusReplacer(_key: string, value: unknown): unknown {
 /** Lists shorter than this are stringified whole: remembering pays on conversations. */
 const MIN_LIST_ITEMS = 8;
 
+/** Items known to be unchanged since they were checked, and each one's stored text. */
+export interface UncheckedItems {
+  readonly items: readonly unknown[];
+  readonly texts: readonly Buffer[];
+}
+
 /**
  * A list as `JSON.stringify(items, plusReplacer)` writes it, an item at a time, with
  * the remembered text of each LangChain object that is unchanged since it was last serialised
@@ -188,14 +194,30 @@ const MIN_LIST_ITEMS = 8;
  * which ignores its key and holder, and `toJSON` of LangChain objects takes no key; an item
  * JSON has no form for (a function) is `null` in a list. Throws on a cycle, as stringify does.
  * `held`: the entries of the list's previous version, tried first for the item at their place.
+ * `unchanged`: the items `held` was made from and their texts, when no code can have edited them
+ * since: the leading items that are those very objects take their entries and texts without a
+ * check, or even a look at the entries (`KnownVersion.checked`).
  * `entries`: what each item was remembered as, when every one was (`KnownVersion.entries`).
  */
-function stringifyList(items: readonly unknown[], held: readonly Known[] = []): { parts: Buffer[]; entries?: Known[] } {
+function stringifyList(
+  items: readonly unknown[],
+  held: readonly Known[] = [],
+  unchanged?: UncheckedItems,
+): { parts: Buffer[]; entries?: Known[] } {
   // Sized once: the lists outlive the call (`KnownVersion`), and grown by `push` a long one left
   // a dozen discarded copies of itself behind, in the old generation once V8 saw them survive.
   const parts: Buffer[] = new Array(items.length);
   let entries: Known[] | undefined = new Array(items.length);
-  for (let i = 0; i < items.length; i++) {
+  let i = 0;
+  if (unchanged) {
+    const { items: checked, texts } = unchanged;
+    const shared = Math.min(items.length, checked.length, texts.length, held.length);
+    for (; i < shared && items[i] === checked[i]; i++) {
+      parts[i] = texts[i] as Buffer;
+      entries[i] = held[i] as Known;
+    }
+  }
+  for (; i < items.length; i++) {
     const item = items[i];
     const isObject = typeof item === "object" && item !== null;
     const previous = held[i];
@@ -292,11 +314,16 @@ export class FastJsonPlusSerializer extends JsonPlusSerializer {
    * as when every one was: a checkpointer that knows the list's previous version (`held`, its
    * entries) can store the new one as the texts added to it without building the whole list's
    * bytes. Undefined for anything `_dumps` would not write an item at a time, and for a cycle.
+   * `unchanged`: the items `held` was made from and their texts, unchanged since (`stringifyList`).
    */
-  listTexts(value: unknown, held?: readonly Known[]): { texts: Buffer[]; entries?: Known[] } | undefined {
+  listTexts(
+    value: unknown,
+    held?: readonly Known[],
+    unchanged?: UncheckedItems,
+  ): { texts: Buffer[]; entries?: Known[] } | undefined {
     if (!isListOfObjects(value)) return undefined;
     try {
-      const { parts, entries } = stringifyList(value, held);
+      const { parts, entries } = stringifyList(value, held, unchanged);
       return { texts: parts, entries };
     } catch {
       return undefined;

@@ -267,6 +267,12 @@ export interface ThreadCheckpointer extends BaseCheckpointSaver {
    */
   rememberedItemTexts?(items: readonly unknown[], checked?: CheckedList): readonly Buffer[] | undefined;
   /**
+   * A run's graph saved its last checkpoint on the thread (the one `checkpointId` names: no task
+   * follows it), though its puts may still be pending: none of its code runs any more, so a
+   * put that checks the conversation after this needs no second check by the put of that one.
+   */
+  graphFinished?(threadId: string, checkpointId: string): void;
+  /**
    * A run's graph returned on the thread (nothing pending): none of its code runs after its
    * last checkpoint, so what that put checked needs no check when the next run reads it.
    */

@@ -1,8 +1,12 @@
+import { AIMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { Annotation, END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { EchoChatModel } from "../../../example/src/echo-model.ts";
 
-/** Graphs the run tests execute: slow multi-step work, human approval, failure, subgraphs, custom events. */
+/**
+ * Graphs the run tests execute: slow multi-step work, human approval, failure, subgraphs, custom
+ * events, a node that edits its input in place.
+ */
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -111,3 +115,17 @@ export const chatty = new StateGraph(Chatty)
   })
   .addEdge(START, "talk")
   .compile();
+
+/**
+ * Marks the conversation's first message in place (one `+` a run), as a node may edit its
+ * input, and answers; the builder too, for a test to run the same graph on another checkpointer.
+ */
+export const editsInPlace = new StateGraph(MessagesAnnotation)
+  .addNode("reply", (state) => {
+    const first = state.messages[0];
+    if (first) first.content = `${String(first.content)}+`;
+    return { messages: [new AIMessage({ id: `answer-${state.messages.length}`, content: "noted" })] };
+  })
+  .addEdge(START, "reply");
+
+export const editing = editsInPlace.compile();

@@ -144,6 +144,17 @@ const INTERRUPT = "__interrupt__";
 const splitChunk = (chunk: GraphChunk): [string[], string, unknown] =>
   chunk.length === 3 ? chunk : [[], chunk[0], chunk[1]];
 
+/**
+ * The id of the checkpoint a root `checkpoints` chunk announces when no task follows it (the
+ * graph's last step is done and nothing is pending); undefined for any other.
+ */
+function lastCheckpointId(chunk: unknown): string | undefined {
+  const saved = chunk as { config?: RunnableConfig; next?: unknown; tasks?: unknown } | null;
+  const id = saved?.config?.configurable?.checkpoint_id;
+  const done = Array.isArray(saved?.next) && saved.next.length === 0;
+  return done && Array.isArray(saved?.tasks) && saved.tasks.length === 0 && typeof id === "string" ? id : undefined;
+}
+
 /** Runs the graph of a claimed run, emitting API stream events as they are produced. */
 export async function executeRun(
   ctx: ServerContext,
@@ -205,6 +216,10 @@ export async function executeRun(
         if (data && typeof data === "object" && INTERRUPT in data) interrupted = true;
         latest = data;
         latestJson = undefined;
+      }
+      if (mode === "checkpoints" && namespace.length === 0 && !run.kwargs.temporary) {
+        const last = lastCheckpointId(data);
+        if (last !== undefined) ctx.storage.checkpointer.graphFinished?.(run.thread_id, last);
       }
       if (references) {
         if (rootValues) return references.hold(data);
