@@ -146,10 +146,26 @@ export function rememberStored(known: KnownVersions, scope: string, blobs: BlobW
       ? { depth: base.depth + 1, chainBytes: base.chainBytes + deltaBytes }
       : { depth: 0, chainBytes: 0 };
     const handout = entries ? ("checked" as const) : undefined;
-    known.set(scope, channel, { field, type, bytes, size, ...chain, entries, itemTexts, handout, checked });
+    const loadedForms = entries && loadedFormsOf(entries, base);
+    const stored = { field, type, bytes, size, ...chain, entries, loadedForms, itemTexts, handout, checked };
+    known.set(scope, channel, stored);
     // The full copy this version's chain rests on, for reads of the versions between them.
     if (base) keepChainRoot(known, scope, base);
   }
+}
+
+/**
+ * The loaded forms of `entries`, in order: `base`'s own where an entry is the one at the same
+ * place in `base` (a conversation's next version shares its start), so only new ones are read.
+ */
+function loadedFormsOf(entries: readonly Known[], base: KnownVersion | undefined): object[] {
+  const held = (base?.loadedForms && base.entries) ?? [];
+  const shared = Math.min(entries.length, held.length);
+  let i = 0;
+  while (i < shared && held[i] === entries[i]) i++;
+  const forms = base?.loadedForms?.slice(0, i) ?? [];
+  for (; i < entries.length; i++) forms.push((entries[i] as Known).loaded);
+  return forms;
 }
 
 /** What `loadTupleScript` sends for a blob the reader said it has (`KnownVersions.inScope`). */
@@ -163,7 +179,7 @@ const isSkipped = (chain: Buffer[] | undefined) => chain?.length === 1 && chain[
 function knownValue(serde: SerializerProtocol, known: KnownVersions, version: KnownVersion): unknown {
   const free = version.handout === "free";
   delete version.handout;
-  if (free && version.entries) return version.entries.map((entry) => entry.loaded);
+  if (free && version.loadedForms) return [...version.loadedForms];
   const items = version.entries && unchangedItems(version.entries);
   // Changed in place since (a graph edited a message): the bytes hold what was stored.
   if (!items) known.dropItems(version);
@@ -273,7 +289,10 @@ export async function decodeBlobs(
         const chainBytes = ownDeltas + (base?.chainBytes ?? 0);
         const depth = deltas.length + (base?.depth ?? 0);
         const itemTexts = entries?.map((entry) => entry.bytes);
-        known.set(scope, channel, { field, type, bytes, size: bytes.length, depth, chainBytes, entries, itemTexts });
+        // A copy: the list itself goes to the reader, who may change it.
+        const loadedForms = entries && [...(value as object[])];
+        const read = { field, type, bytes, size: bytes.length, depth, chainBytes, entries, loadedForms, itemTexts };
+        known.set(scope, channel, read);
       }
       return value;
     }),

@@ -110,6 +110,20 @@ describe("RedisCheckpointer re-using what it stored", () => {
     expect(again[0]).not.toBe(unchecked[0]);
   });
 
+  it("hands out, after a run on a conversation it read, the messages it read and those the run added", async () => {
+    const threadId = uuidv4();
+    // Written by other processes: this one knows the conversation from reading it.
+    for (let i = 0; i < 5; i++) await chatGraph(saver()).graph.invoke(ask(i), config(threadId));
+    const reader = saver();
+    const read = await messagesOf(reader, threadId);
+    await chatGraph(reader).graph.invoke(ask(5), config(threadId));
+    reader.graphReturned(threadId);
+    const handedOut = await messagesOf(reader, threadId);
+    expect(handedOut).toHaveLength(12);
+    expect(handedOut.slice(0, 10).every((message, i) => message === read[i])).toBe(true);
+    expect(JSON.stringify(handedOut)).toBe(JSON.stringify(await messagesOf(saver(), threadId)));
+  });
+
   it("checks the conversation again after an older checkpoint's read handed out its messages", async () => {
     const threadId = uuidv4();
     const writer = saver();
