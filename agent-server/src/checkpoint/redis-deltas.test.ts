@@ -12,12 +12,10 @@ import {
   StateGraph,
 } from "@langchain/langgraph";
 import { type Checkpoint, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
-import type { RedisClientType } from "redis";
 import { v4 as uuidv4 } from "uuid";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
-import { RedisCheckpointer } from "./redis.ts";
+import { describe, expect, it } from "vitest";
 import { blobField, encodeFrame, scopeOf } from "./redis-layout.ts";
+import { redisSavers } from "./testing/redis-savers.ts";
 
 /** `reply` answers with a message whose id counts the conversation, so two savers see the same ids. */
 function chatGraph(checkpointer: BaseCheckpointSaver) {
@@ -66,23 +64,14 @@ async function conversation(saver: BaseCheckpointSaver, threadId: string): Promi
 }
 
 describe("RedisCheckpointer channel deltas", () => {
-  let client: RedisClientType;
-  let prefix: string;
-  const saver = () => new RedisCheckpointer(client, { prefix });
+  const suite = redisSavers("cpd");
+  const { saver } = suite;
   /** The stored frames of one channel, by field. */
   const framesOf = async (threadId: string, channel: string, namespace = "") => {
-    const blobs = await client.hGetAll(saver().keys.blobs(scopeOf(threadId, namespace)));
+    const blobs = await suite.client.hGetAll(saver().keys.blobs(scopeOf(threadId, namespace)));
     return Object.entries(blobs).filter(([field]) => field.startsWith(`${channel}\n`));
   };
   const isDelta = ([, frame]: [string, string]) => frame.slice(0, frame.indexOf("\n")).includes('"base"');
-
-  beforeAll(async () => {
-    client = await connectTestRedis();
-  });
-  afterAll(() => client.quit());
-  beforeEach(() => {
-    prefix = uniquePrefix("cpd");
-  });
 
   it("rebuilds removals, replacements by id and forks exactly as MemorySaver keeps them", async () => {
     const threadId = uuidv4();
@@ -147,7 +136,7 @@ describe("RedisCheckpointer channel deltas", () => {
     const threadId = uuidv4();
     const redis = saver();
     expect(await play(redis, threadId)).toEqual(await play(new MemorySaver(), threadId));
-    const namespaces = await client.sMembers(redis.keys.scopesOf(threadId));
+    const namespaces = await suite.client.sMembers(redis.keys.scopesOf(threadId));
     expect(namespaces.length).toBeGreaterThan(1);
   });
 
@@ -214,7 +203,7 @@ describe("RedisCheckpointer channel deltas", () => {
     legacy.channel_versions = { items: "1.25" };
     const [type, bytes] = await saver().serde.dumpsTyped(legacy);
     const [metadataType, metadata] = await saver().serde.dumpsTyped({ source: "loop", step: 0, parents: {} });
-    await client
+    await suite.client
       .multi()
       .hSet(
         keys.blobs(scope),

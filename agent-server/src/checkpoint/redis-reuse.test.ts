@@ -8,12 +8,10 @@ import {
   START,
   StateGraph,
 } from "@langchain/langgraph";
-import type { RedisClientType } from "redis";
 import { v4 as uuidv4 } from "uuid";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { connectTestRedis, uniquePrefix } from "../../../testing/redis.ts";
-import { RedisCheckpointer } from "./redis.ts";
+import { describe, expect, it } from "vitest";
 import { scopeOf } from "./redis-layout.ts";
+import { redisSavers } from "./testing/redis-savers.ts";
 
 const config = (threadId: string): RunnableConfig => ({ configurable: { thread_id: threadId } });
 /** Long enough that the conversation's versions are remembered (values of 1 KiB and more). */
@@ -48,17 +46,8 @@ async function historyOf(saver: BaseCheckpointSaver, threadId: string): Promise<
 }
 
 describe("RedisCheckpointer re-using what it stored", () => {
-  let client: RedisClientType;
-  let prefix: string;
-  const saver = () => new RedisCheckpointer(client, { prefix });
-
-  beforeAll(async () => {
-    client = await connectTestRedis();
-  });
-  afterAll(() => client.quit());
-  beforeEach(() => {
-    prefix = uniquePrefix("cpr");
-  });
+  const suite = redisSavers("cpr");
+  const { saver } = suite;
 
   it("starts the next run from messages loaded once, in a list of its own, never the graph's objects", async () => {
     const threadId = uuidv4();
@@ -265,12 +254,12 @@ describe("RedisCheckpointer re-using what it stored", () => {
     await chatGraph(runner).graph.invoke(ask(5), config(threadId));
     // Every full copy of the conversation gone: only deltas remain, down to the version held.
     const blobs = runner.keys.blobs(scopeOf(threadId, ""));
-    const frames = await client.hGetAll(blobs);
+    const frames = await suite.client.hGetAll(blobs);
     const fullCopies = Object.keys(frames).filter(
       (field) => field.startsWith("messages\n") && !frames[field]?.split("\n")[0]?.includes('"base"'),
     );
     expect(fullCopies.length).toBeGreaterThan(0);
-    await client.hDel(blobs, fullCopies);
+    await suite.client.hDel(blobs, fullCopies);
     const next = await messagesAt(reader, threadId, await latestAt());
     expect(next).toHaveLength(12);
     expect(next.slice(0, 10).every((message, i) => message === held[i])).toBe(true);
@@ -294,12 +283,12 @@ describe("RedisCheckpointer re-using what it stored", () => {
     expect(history.length).toBeGreaterThan(10);
     // Every full copy of the conversation in Redis made unreadable: the chains end at them.
     const blobs = writer.keys.blobs(scopeOf(threadId, ""));
-    const frames = await client.hGetAll(blobs);
+    const frames = await suite.client.hGetAll(blobs);
     const fullCopies = Object.keys(frames).filter(
       (field) => field.startsWith("messages\n") && !frames[field]?.split("\n")[0]?.includes('"base"'),
     );
     expect(fullCopies.length).toBeGreaterThan(0);
-    await client.hSet(blobs, Object.fromEntries(fullCopies.map((field) => [field, "not a frame"])));
+    await suite.client.hSet(blobs, Object.fromEntries(fullCopies.map((field) => [field, "not a frame"])));
     expect(await historyOf(reader, threadId)).toEqual(history);
     // The writer kept the one its deltas were written on.
     expect(await historyOf(writer, threadId)).toEqual(history);
