@@ -36,7 +36,7 @@ import {
 } from "./redis-layout.ts";
 import { writeFrame } from "./redis-pack.ts";
 import { DELETED_COUNTER_SECONDS } from "./redis-plan.ts";
-import { members, readWrites } from "./redis-reads.ts";
+import { checkpointIds, LIST_PAGE, members, readWrites } from "./redis-reads.ts";
 import { decodeRecord, packRecord, type RawRecord } from "./redis-record.ts";
 import { type ColdLimits, ColdSegments, DEFAULT_COLD_LIMITS } from "./redis-segments.ts";
 import { copyThread, deleteRun, pruneThread } from "./redis-threads.ts";
@@ -48,7 +48,6 @@ type BinaryClient = ReturnType<typeof binaryClient>;
 /** What `loadTupleScript` returns. */
 type TupleReply = [Buffer, RawRecord, Buffer[], Buffer[][]];
 
-const LIST_PAGE = 64;
 /** Checkpoints whose channel versions `storedItemTexts` remembers: the latest of many threads. */
 const RECENT_CHECKPOINTS = 1024;
 
@@ -122,7 +121,7 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
           : await members(this.redis, this.keys.scopesOf(thread));
       for (const scope of scopes) {
         const namespace = namespaceOfScope(scope);
-        for await (const ids of this.idPages(scope, beforeId, onlyId, filter ? LIST_PAGE : remaining)) {
+        for await (const ids of checkpointIds(this, scope, beforeId, onlyId, filter ? LIST_PAGE : remaining)) {
           const tuples = await Promise.all(ids.map((id) => this.loadTuple(thread, namespace, id)));
           for (const tuple of tuples) {
             if (!tuple || (filter && !jsonContains(tuple.metadata, filter))) continue;
@@ -278,41 +277,6 @@ export class RedisCheckpointer extends BaseCheckpointSaver implements ThreadChec
    */
   pruneThread(threadId: string): Promise<void> {
     return pruneThread(this, threadId);
-  }
-
-  /** Checkpoint ids of a scope, newest first, below `beforeId`, in pages of `pageSize`. */
-  private async *idPages(scope: string, beforeId?: string, onlyId?: string, pageSize = LIST_PAGE) {
-    if (onlyId) {
-      if (beforeId === undefined || onlyId < beforeId) yield [onlyId];
-      return;
-    }
-    let upper = beforeId ? `(${beforeId}` : "+";
-    const count = Math.min(pageSize, LIST_PAGE);
-    const yielded = new Set<string>();
-    for (let more = true; more; ) {
-      const page = (await this.redis.sendCommand([
-        "ZRANGE",
-        this.keys.ids(scope),
-        upper,
-        "-",
-        "BYLEX",
-        "REV",
-        "LIMIT",
-        "0",
-        String(count),
-      ])) as Buffer[];
-      const ids = page.map((id) => id.toString());
-      for (const id of ids) yielded.add(id);
-      if (ids.length > 0) yield ids;
-      more = ids.length === count;
-      upper = `(${ids[ids.length - 1]}`;
-    }
-    // Older checkpoints are in cold segments, each older than every hot one. One packed while
-    // this walked the hot ones is in both.
-    for await (const ids of this.cold.ids(scope, beforeId)) {
-      const unseen = ids.filter((id) => !yielded.has(id));
-      for (let start = 0; start < unseen.length; start += count) yield unseen.slice(start, start + count);
-    }
   }
 
   /**
